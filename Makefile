@@ -1,0 +1,61 @@
+# Ampere by Experiment: build the book, run the tests. Two commands on a fresh machine:
+#   make book   -> .venv with everything installed, site in _build/html
+#   make test   -> unit tests, nbval on every chapter, then a warnings-as-errors site build
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Without an NVIDIA GPU, install this torch first (on our CI machines it is a CPU build already on disk).
+# With a GPU, requirements.txt's loose "torch>=2.1" keeps whatever CUDA build is there or installs one.
+TORCH_CPU_SPEC ?= torch==2.13.0
+# Deterministic stored outputs and nbval: one thread, fixed hash seed, never MPLBACKEND=Agg.
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
+export PYTHONHASHSEED := 0
+PYTEST_JOBS ?= 2
+
+.PHONY: book test unit notebooks check-notebooks figures validate clean env
+
+env: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
+	  echo "NVIDIA GPU found: torch comes from requirements.txt"; \
+	else \
+	  $(PY) -m pip install -q "$(TORCH_CPU_SPEC)"; \
+	fi
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -c "import matplotlib.pyplot"   # build the font cache now, not inside a checked cell
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build -W -n --keep-going .
+	@echo "site: _build/html/index.html"
+
+test: $(STAMP)
+	$(PY) tools/check_notebooks.py
+	$(PY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15 tests book
+	$(VENV)/bin/jupyter-book build -W -n --keep-going -q .
+
+unit: $(STAMP)
+	$(PY) -m pytest -q -n $(PYTEST_JOBS) tests
+
+# Re-execute every chapter on the CPU and store its outputs (run after editing a notebook or a module).
+notebooks: $(STAMP)
+	$(PY) tools/execute_notebooks.py book/*.ipynb
+
+check-notebooks: $(STAMP)
+	$(PY) tools/check_notebooks.py
+
+figures: $(STAMP)
+	$(PY) figures/make_figures.py
+
+validate: $(STAMP)
+	$(PY) -m ampere validate
+
+clean:
+	rm -rf _build

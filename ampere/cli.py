@@ -1,0 +1,125 @@
+"""Command line: ``python -m ampere info | bench | report | validate``.
+
+Chapter: *Architecture of the GA100* introduces ``info`` and ``bench matmul``; each measuring chapter
+adds its benchmark to ``BENCHES``; *The reference check* documents ``report``.
+
+A benchmark entry point is a function ``main(argv: list[str]) -> int`` in its chapter's module. It
+parses its own options, starting from :func:`bench_parser` so that every benchmark shares ``--out``,
+``--quick`` and ``--no-save``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+__all__ = ["BENCHES", "VALIDATIONS", "main", "bench_parser", "finish_bench"]
+
+#: benchmark name -> "module:function" (function(argv) -> exit code)
+BENCHES: dict[str, str] = {
+    "matmul": "ampere.architecture:bench_main",
+}
+
+#: model validation name -> "module:function" (function() -> (text report, passed: bool))
+VALIDATIONS: dict[str, str] = {
+    "specs": "ampere.architecture:validate_datasheets",
+}
+
+#: other sub-commands implemented by chapter modules
+COMMANDS: dict[str, str] = {}
+
+
+def _resolve(target: str) -> Callable[..., Any]:
+    module, _, func = target.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def bench_parser(name: str, description: str) -> argparse.ArgumentParser:
+    """Argument parser with the options every benchmark shares."""
+    p = argparse.ArgumentParser(prog=f"python -m ampere bench {name}", description=description)
+    p.add_argument("--out", type=Path, default=Path("."),
+                   help="folder (or .json file) for the result (default: current folder)")
+    p.add_argument("--quick", action="store_true", help="short mode: fewer sizes and samples")
+    p.add_argument("--no-save", action="store_true", help="print the result, do not write a file")
+    return p
+
+
+def finish_bench(result: dict[str, Any], args: argparse.Namespace, summary: str) -> int:
+    """Print ``summary`` and save ``result`` unless ``--no-save``; return the exit code."""
+    from . import results
+
+    print(summary)
+    if not args.no_save:
+        try:
+            path = results.save(result, args.out)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"result written to {path}")
+    return 0
+
+
+def _cmd_info(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m ampere info", description="Probe this machine.")
+    p.add_argument("--json", action="store_true", help="print the DeviceInfo as JSON")
+    args = p.parse_args(argv)
+    from . import device
+
+    info = device.probe()
+    print(json.dumps(info.to_dict(), indent=1) if args.json else info.summary())
+    return 0
+
+
+def _cmd_bench(argv: Sequence[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "--list"):
+        print("usage: python -m ampere bench NAME [options]   (NAME --help for its options)\n\nbenchmarks:")
+        for name, target in BENCHES.items():
+            print(f"  {name:12s} {target}")
+        return 0 if argv else 2
+    name, rest = argv[0], list(argv[1:])
+    if name not in BENCHES:
+        print(f"error: unknown benchmark {name!r}; known: {', '.join(BENCHES)}", file=sys.stderr)
+        return 2
+    return int(_resolve(BENCHES[name])(rest) or 0)
+
+
+def _cmd_validate(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m ampere validate",
+                                description="Run the package's model validations against published figures.")
+    p.add_argument("names", nargs="*", help=f"which validations (default: all of {', '.join(VALIDATIONS)})")
+    args = p.parse_args(argv)
+    unknown = [n for n in args.names if n not in VALIDATIONS]
+    if unknown:
+        print(f"error: unknown validation(s) {unknown}; known: {', '.join(VALIDATIONS)}", file=sys.stderr)
+        return 2
+    ok = True
+    for name in args.names or list(VALIDATIONS):
+        text, passed = _resolve(VALIDATIONS[name])()
+        print(f"== {name}: {'PASS' if passed else 'FAIL'}\n{text}\n")
+        ok &= bool(passed)
+    return 0 if ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands: dict[str, Callable[[Sequence[str]], int]] = {
+        "info": _cmd_info, "bench": _cmd_bench, "validate": _cmd_validate,
+        **{name: (lambda rest, t=target: int(_resolve(t)(rest) or 0)) for name, target in COMMANDS.items()},
+    }
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m ampere {" + ",".join(commands) + "} [options]\n\n"
+              "  info       probe this machine (GPU, capabilities, versions)\n"
+              "  bench      run one benchmark and record its result (bench --list)\n"
+              "  validate   check the package's models against published figures")
+        for name in COMMANDS:
+            print(f"  {name:10s} see python -m ampere {name} --help")
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd not in commands:
+        print(f"error: unknown command {cmd!r}; known: {', '.join(commands)}", file=sys.stderr)
+        return 2
+    return commands[cmd](rest)

@@ -1,0 +1,305 @@
+"""The measurement harness: time a function the way the book says GPU code must be timed.
+
+Chapter: *Architecture of the GA100*, section "How we measure" (book/architecture.ipynb) states the
+rules; every measuring chapter uses :func:`benchmark`.
+
+Rules implemented here (DESIGN.md section 6, after nvbench, torch.utils.benchmark and triton's do_bench):
+
+* the first call is never timed; warm-up runs by *time* (about 1 s for tensor-core matmuls so clocks and
+  power settle);
+* on CUDA, events bracket the timed region and the host synchronises only between rounds of samples; a
+  sample batches ``calls_per_sample`` calls when one call is too short for an event pair to resolve;
+* optional L2 flush (writing a buffer of at least 2 x L2) before every sample, outside the events;
+* at least ``min_samples`` samples and ``min_time_s`` of timed work, or stop at ``max_time_s``;
+* median and IQR are the headline, the raw samples are kept, and noisy or throttled runs carry warnings.
+
+On the CPU the same procedure runs with ``time.perf_counter``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Measurement", "benchmark", "summarize", "l2_flusher"]
+
+#: Relative IQR thresholds above which a measurement is flagged (torch.utils.benchmark uses the same).
+NOISY_REL_IQR = 0.10
+VERY_NOISY_REL_IQR = 0.25
+#: A sample whose SM clock is below this fraction of the maximum clock is marked throttled (nvbench).
+THROTTLE_FRACTION = 0.75
+
+
+def summarize(samples_s: Sequence[float]) -> dict[str, float]:
+    """Median, quartiles, IQR, relative IQR, min, mean and count of a list of durations (seconds)."""
+    x = np.asarray(samples_s, dtype=np.float64)
+    if x.size == 0:
+        raise ValueError("samples_s is empty; at least one sample is required")
+    if not np.all(np.isfinite(x)) or np.any(x < 0):
+        raise ValueError("samples_s must hold finite, non-negative durations in seconds")
+    p25, median, p75 = (float(v) for v in np.percentile(x, [25, 50, 75]))
+    return {"median_s": median, "p25_s": p25, "p75_s": p75, "iqr_s": p75 - p25,
+            "rel_iqr": (p75 - p25) / median if median > 0 else math.inf,
+            "min_s": float(x.min()), "mean_s": float(x.mean()), "n": int(x.size)}
+
+
+@dataclass
+class Measurement:
+    """Raw samples plus how they were taken. Times are per call, in seconds.
+
+    ``samples_s[i]`` is the time of one call in sample ``i`` (the sample's duration divided by
+    ``calls_per_sample``). Rates are computed from the median unless a caller asks for the best case.
+    """
+
+    label: str
+    samples_s: list[float]
+    calls_per_sample: int = 1
+    mode: str = "host"  # "cuda-events" or "host" (perf_counter after synchronisation)
+    l2_flushed: bool = False
+    warmup_s: float = 0.0
+    device: str = "cpu"
+    sm_clocks_mhz: list[float] = field(default_factory=list)  # one reading per round, when NVML is readable
+    max_sm_clock_mhz: float | None = None
+    timed_out: bool = False
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.calls_per_sample < 1:
+            raise ValueError(f"calls_per_sample={self.calls_per_sample!r} must be >= 1")
+        self.samples_s = [float(s) for s in self.samples_s]
+        self._stats = summarize(self.samples_s)
+
+    # statistics -------------------------------------------------------------------------------------
+    @property
+    def median_s(self) -> float:
+        return self._stats["median_s"]
+
+    @property
+    def p25_s(self) -> float:
+        return self._stats["p25_s"]
+
+    @property
+    def p75_s(self) -> float:
+        return self._stats["p75_s"]
+
+    @property
+    def iqr_s(self) -> float:
+        return self._stats["iqr_s"]
+
+    @property
+    def rel_iqr(self) -> float:
+        return self._stats["rel_iqr"]
+
+    @property
+    def min_s(self) -> float:
+        return self._stats["min_s"]
+
+    @property
+    def mean_s(self) -> float:
+        return self._stats["mean_s"]
+
+    @property
+    def n(self) -> int:
+        return self._stats["n"]
+
+    @property
+    def throttled(self) -> bool | None:
+        """True if any clock reading fell below 75% of the maximum SM clock; None when not read."""
+        if not self.sm_clocks_mhz or not self.max_sm_clock_mhz:
+            return None
+        return min(self.sm_clocks_mhz) < THROTTLE_FRACTION * self.max_sm_clock_mhz
+
+    @property
+    def warnings(self) -> list[str]:
+        out = []
+        if self.rel_iqr > VERY_NOISY_REL_IQR:
+            out.append(f"very noisy: IQR is {self.rel_iqr:.0%} of the median")
+        elif self.rel_iqr > NOISY_REL_IQR:
+            out.append(f"noisy: IQR is {self.rel_iqr:.0%} of the median")
+        if self.n < 10:
+            out.append(f"only {self.n} samples")
+        if self.timed_out:
+            out.append("stopped at the time limit before the sample target")
+        if self.throttled:
+            out.append("SM clock fell below 75% of its maximum during the run (throttled)")
+        return out
+
+    def rate(self, amount: float, statistic: str = "median") -> float:
+        """``amount`` per second (FLOP/s, bytes/s) from the median time, or from ``statistic="min"``."""
+        if statistic not in ("median", "min"):
+            raise ValueError(f"statistic={statistic!r} is not allowed; allowed: 'median', 'min'")
+        t = self.median_s if statistic == "median" else self.min_s
+        return amount / t if t > 0 else math.inf
+
+    # serialisation ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("_stats", None)
+        d.update({k: v for k, v in self._stats.items()})
+        d["warnings"] = self.warnings
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Measurement":
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def __str__(self) -> str:
+        unit, scale = _time_unit(self.median_s)
+        text = (f"{self.label}: median {self.median_s * scale:.3g} {unit} "
+                f"(IQR {self.iqr_s * scale:.2g} {unit}, {self.n} samples x {self.calls_per_sample} calls, "
+                f"{self.mode}{', L2 flushed' if self.l2_flushed else ''}, {self.device})")
+        return text + "".join(f"\n  warning: {w}" for w in self.warnings)
+
+
+def _time_unit(seconds: float) -> tuple[str, float]:
+    for unit, scale in (("s", 1.0), ("ms", 1e3), ("us", 1e6)):
+        if seconds >= 1 / scale:
+            return unit, scale
+    return "ns", 1e9
+
+
+def l2_flusher(device: Any, l2_bytes: int | None = None) -> Callable[[], None]:
+    """A function that evicts the L2 by writing a buffer of at least 2 x L2 bytes on ``device``.
+
+    ``l2_bytes`` defaults to what the device reports (60 MiB on an H200, 40 MiB on an A100).
+    """
+    import torch
+
+    device = torch.device(device)
+    if device.type != "cuda":
+        return lambda: None
+    if l2_bytes is None:
+        l2_bytes = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)) or 64 * 2**20
+    buf = torch.empty(2 * int(l2_bytes) + 2**20, dtype=torch.uint8, device=device)
+    counter = [0]
+
+    def flush() -> None:
+        counter[0] = (counter[0] + 1) % 251
+        buf.fill_(counter[0])
+
+    return flush
+
+
+def _sm_clock_reader(device: Any) -> tuple[Callable[[], float | None], float | None]:
+    """NVML readers for the current and maximum SM clock (MHz); (None-returning reader, None) if unreadable."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(getattr(device, "index", None) or 0)
+        max_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
+
+        def read() -> float | None:
+            try:
+                return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+            except Exception:
+                return None
+
+        return read, max_mhz
+    except Exception:
+        return (lambda: None), None
+
+
+def benchmark(
+    fn: Callable[[], Any],
+    *,
+    label: str = "",
+    device: Any = "cpu",
+    warmup_s: float | None = None,
+    min_samples: int = 10,
+    min_time_s: float = 0.1,
+    max_time_s: float = 10.0,
+    max_samples: int = 200,
+    calls_per_sample: int | None = None,
+    target_sample_s: float = 1e-3,
+    flush_l2: bool = False,
+    l2_bytes: int | None = None,
+    params: dict[str, Any] | None = None,
+) -> Measurement:
+    """Time ``fn()`` and return a :class:`Measurement` of the per-call time.
+
+    ``device`` is a torch device (or string); CUDA devices are timed with events, anything else with
+    ``time.perf_counter``. ``warmup_s`` defaults to 0.25 s on CUDA and 0.02 s on CPU; pass about 1 s for
+    tensor-core matmuls. ``calls_per_sample`` defaults to as many calls as fill ``target_sample_s``.
+    ``flush_l2`` writes 2 x L2 bytes before every sample, outside the timed region.
+    """
+    if min_samples < 1 or max_samples < min_samples:
+        raise ValueError(f"min_samples={min_samples!r}, max_samples={max_samples!r}: need 1 <= min <= max")
+    if max_time_s <= 0 or min_time_s < 0:
+        raise ValueError(f"max_time_s={max_time_s!r} must be > 0 and min_time_s={min_time_s!r} >= 0")
+    if calls_per_sample is not None and calls_per_sample < 1:
+        raise ValueError(f"calls_per_sample={calls_per_sample!r} must be >= 1")
+    is_cuda = False
+    torch = None
+    if not (isinstance(device, str) and device == "cpu"):
+        import torch as _torch
+
+        torch = _torch
+        device = torch.device(device)
+        is_cuda = device.type == "cuda"
+    sync = (lambda: torch.cuda.synchronize(device)) if is_cuda else (lambda: None)
+    warmup_s = (0.25 if is_cuda else 0.02) if warmup_s is None else warmup_s
+
+    # 1. cold call (context creation, cuBLAS heuristics, allocator growth): discarded
+    fn()
+    sync()
+    # 2. per-call estimate from a few calls
+    t0 = time.perf_counter()
+    for _ in range(3):
+        fn()
+    sync()
+    estimate = max((time.perf_counter() - t0) / 3, 1e-9)
+    k = calls_per_sample or max(1, min(10_000, math.ceil(target_sample_s / estimate)))
+    # 3. warm-up by time
+    t_end = time.perf_counter() + warmup_s
+    while time.perf_counter() < t_end:
+        fn()
+    sync()
+
+    flush = l2_flusher(device, l2_bytes) if (flush_l2 and is_cuda) else None
+    read_clock, max_mhz = _sm_clock_reader(device) if is_cuda else ((lambda: None), None)
+    samples: list[float] = []
+    clocks: list[float] = []
+    started = time.perf_counter()
+    timed_out = False
+    round_size = min_samples
+    while True:
+        if is_cuda:
+            pairs = []
+            for _ in range(round_size):
+                if flush:
+                    flush()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                for _ in range(k):
+                    fn()
+                end.record()
+                pairs.append((start, end))
+            clock = read_clock()
+            sync()
+            samples += [s.elapsed_time(e) / 1e3 / k for s, e in pairs]
+            if clock:
+                clocks.append(clock)
+        else:
+            for _ in range(round_size):
+                t = time.perf_counter()
+                for _ in range(k):
+                    fn()
+                samples.append((time.perf_counter() - t) / k)
+        elapsed = time.perf_counter() - started
+        enough = len(samples) >= min_samples and sum(samples) * k >= min_time_s
+        if enough or len(samples) >= max_samples:
+            break
+        if elapsed >= max_time_s:
+            timed_out = True
+            break
+        round_size = min(max_samples - len(samples), max(1, len(samples)))
+    return Measurement(label=label or getattr(fn, "__name__", "fn"), samples_s=samples, calls_per_sample=k,
+                       mode="cuda-events" if is_cuda else "host", l2_flushed=bool(flush), warmup_s=warmup_s,
+                       device=str(device), sm_clocks_mhz=clocks, max_sm_clock_mhz=max_mhz, timed_out=timed_out,
+                       params=dict(params or {}))
