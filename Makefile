@@ -10,6 +10,8 @@ STAMP := $(VENV)/.installed
 # Without an NVIDIA GPU, install this torch first (on our CI machines it is a CPU build already on disk).
 # With a GPU, requirements.txt's loose "torch>=2.1" keeps whatever CUDA build is there or installs one.
 TORCH_CPU_SPEC ?= torch==2.13.0
+# Extra pip arguments for that install, e.g. --index-url https://download.pytorch.org/whl/cpu elsewhere.
+TORCH_PIP_ARGS ?=
 # Deterministic stored outputs and nbval: one thread, fixed hash seed, never MPLBACKEND=Agg.
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
@@ -26,7 +28,7 @@ $(STAMP): requirements.txt pyproject.toml
 	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
 	  echo "NVIDIA GPU found: torch comes from requirements.txt"; \
 	else \
-	  $(PY) -m pip install -q "$(TORCH_CPU_SPEC)"; \
+	  $(PY) -m pip install -q "$(TORCH_CPU_SPEC)" $(TORCH_PIP_ARGS); \
 	fi
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -c "import matplotlib.pyplot"   # build the font cache now, not inside a checked cell

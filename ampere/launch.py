@@ -67,6 +67,23 @@ def _worker(rank: int, world_size: int, backend: str, init_file: str, timeout_s:
         queue.put((rank, "error", traceback.format_exc()))
 
 
+def _drain(queue: Any, results: dict, errors: dict, world_size: int, grace_s: float) -> None:
+    """After a failure, collect what the other ranks report for a short while (their errors explain less)."""
+    deadline = time.monotonic() + grace_s
+    while len(results) + len(errors) < world_size and time.monotonic() < deadline:
+        if queue.empty():
+            time.sleep(0.02)
+            continue
+        rank, status, payload = queue.get()
+        (results if status == "ok" else errors)[rank] = payload
+
+
+def _root_cause(errors: dict[int, str]) -> int:
+    """The rank whose failure started it: prefer one that did not die inside a collective."""
+    first_hand = [r for r, tb in errors.items() if "distributed_c10d" not in tb]
+    return min(first_hand or errors)
+
+
 def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend: str | None = None,
           timeout_s: float = 60.0) -> list[Any]:
     """Run ``fn(ctx, *args)`` in ``world_size`` processes and return the per-rank results (rank order).
@@ -101,7 +118,8 @@ def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend:
                     rank, status, payload = queue.get()
                     (results if status == "ok" else errors)[rank] = payload
                     if status != "ok":
-                        break  # one failed rank is enough: the others may wait on it forever
+                        _drain(queue, results, errors, world_size, grace_s=3.0)
+                        break  # the others may wait on the failed rank forever
                     continue
                 dead = [r for r, p in enumerate(procs) if not p.is_alive() and r not in results and r not in errors]
                 if dead and queue.empty():
@@ -122,6 +140,8 @@ def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend:
             for p in procs:
                 p.join(timeout=5)
         if errors:
-            rank = min(errors)
-            raise RuntimeError(f"spawn: rank {rank} of {world_size} failed (backend {backend}):\n{errors[rank]}")
+            rank = _root_cause(errors)
+            others = sorted(set(errors) - {rank})
+            tail = f"\n(then ranks {others} failed too, waiting on it)" if others else ""
+            raise RuntimeError(f"spawn: rank {rank} of {world_size} failed (backend {backend}):\n{errors[rank]}{tail}")
     return [results[r] for r in range(world_size)]

@@ -291,6 +291,8 @@ def benchmark(
                 for _ in range(k):
                     fn()
                 samples.append((time.perf_counter() - t) / k)
+                if time.perf_counter() - started >= max_time_s:
+                    break
         elapsed = time.perf_counter() - started
         enough = len(samples) >= min_samples and sum(samples) * k >= min_time_s
         if enough or len(samples) >= max_samples:

@@ -1,0 +1,493 @@
+"""The GA100 and its neighbours: die hierarchy, per-SM resources, peaks derived live, and the roofline.
+
+Chapter: *Architecture of the GA100* (book/architecture.ipynb). Everything here reads its facts from
+``ampere.specs``; the matmul sweep measures a real GPU with ``ampere.timing`` and records with
+``ampere.results``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from . import specs
+
+__all__ = [
+    "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets",
+    "matmul_intensity", "attainable_flops", "ridge_points", "roofline_curve", "harvest_yield", "harvest_shortfall",
+    "capability_rows", "capability_markdown", "wave_efficiency", "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep",
+    "matmul_records", "bench_main", "markdown_table",
+]
+
+# ---------------------------------------------------------------------------------------------------
+# Die hierarchy
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DieLayout:
+    """Which TPCs of a die are enabled on a product. ``tpcs[g][t]`` is True when TPC ``t`` of GPC ``g`` works.
+
+    NVIDIA does not publish which units are fused off, and it differs from die to die (that is the point
+    of harvesting): the pattern is illustrative, the counts are exact.
+    """
+
+    spec_name: str
+    tpcs: tuple[tuple[bool, ...], ...]
+
+    @property
+    def gpcs(self) -> int:
+        return len(self.tpcs)
+
+    @property
+    def enabled_tpcs(self) -> int:
+        return sum(sum(g) for g in self.tpcs)
+
+    @property
+    def enabled_sms(self) -> int:
+        return 2 * self.enabled_tpcs
+
+    @property
+    def enabled_gpcs(self) -> int:
+        return sum(1 for g in self.tpcs if any(g))
+
+
+def die_layout(gpu: str | specs.GPUSpec) -> DieLayout:
+    """An enabled/disabled map of the TPCs of ``gpu``'s die with exactly ``sm_count`` SMs enabled.
+
+    For the GA100 the whitepaper's product configuration is used: 7 of 8 GPCs, each with 7 or 8 of its
+    8 TPCs (7 x 8 x 2 - 4 = 108 SMs). Other dies lose whole TPCs spread over the GPCs from the last one.
+    """
+    spec = specs.get(gpu)
+    g, t = spec.die_gpcs, spec.die_tpcs_per_gpc
+    missing_tpcs = spec.die_sms // 2 - spec.sm_count // 2
+    if spec.sm_count % 2 or missing_tpcs < 0:
+        raise ValueError(f"gpu={spec.name!r}: {spec.sm_count} SMs cannot be laid out on {g}x{t} TPC pairs")
+    enabled = [[True] * t for _ in range(g)]
+    order: list[tuple[int, int]] = []
+    if spec.chip == "GA100":
+        order += [(g - 1, j) for j in range(t)]  # one whole GPC fused off
+        order += [(g - 1 - k, t - 1) for k in range(1, g)]  # then one TPC per remaining GPC, from the end
+    else:
+        order += [(g - 1 - (k % g), t - 1 - (k // g)) for k in range(g * t)]
+    for gi, ti in order[:missing_tpcs]:
+        enabled[gi][ti] = False
+    return DieLayout(spec.name, tuple(tuple(row) for row in enabled))
+
+
+def draw_die(ax: Any, gpu: str | specs.GPUSpec, title: bool = True) -> DieLayout:
+    """Draw ``gpu``'s die: GPCs of TPCs (2 SMs each, grey when fused off), the L2 band and memory sites."""
+    from matplotlib.patches import Rectangle
+
+    from .plots import gpu_color
+
+    spec = specs.get(gpu)
+    layout = die_layout(spec)
+    color = gpu_color(spec.name)
+    cols = math.ceil(layout.gpcs / 2)
+    gw, gh, band = 1.0, 1.0, 0.35  # GPC cell width/height, L2 band height
+    for gi, tpcs in enumerate(layout.tpcs):
+        row, col = divmod(gi, cols)
+        x0, y0 = col * (gw + 0.1), 0.0 if row == 0 else gh + band + 0.2
+        ax.add_patch(Rectangle((x0, y0), gw, gh, fill=False, lw=1.0, ec="#444444"))
+        per_row = math.ceil(len(tpcs) / 2)
+        w = (gw - 0.1) / per_row
+        for ti, on in enumerate(tpcs):
+            r, c = divmod(ti, per_row)
+            for s in range(2):  # the two SMs of a TPC, stacked
+                ax.add_patch(Rectangle((x0 + 0.05 + c * w + 0.02, y0 + 0.07 + r * 0.45 + s * 0.21), w - 0.04, 0.18,
+                                       color=color if on else "#d9d9d9", lw=0))
+    width = cols * (gw + 0.1) - 0.1
+    top = 2 * gh + band + 0.2
+    ax.add_patch(Rectangle((0, gh + 0.1), width, band, color="#9ecae1", lw=0))
+    ax.text(width / 2, gh + 0.1 + band / 2, f"L2 {spec.l2_bytes / 2**20:.0f} MiB", ha="center", va="center",
+            fontsize=8)
+    stacks = spec.memory_stacks or 0
+    sites = stacks + (1 if spec.chip in ("GA100", "GH100") else 0)  # GA100/GH100 have a 6th, unused site
+    per_side = max(1, math.ceil(sites / 2))
+    h = top / per_side
+    for k in range(sites):  # HBM stacks left and right of the die (GDDR parts have none drawn)
+        side, idx = divmod(k, per_side)
+        x = -0.45 if side == 0 else width + 0.1
+        ax.add_patch(Rectangle((x, idx * h + 0.05), 0.35, h - 0.1, color="#fdae6b" if k < stacks else "#eeeeee",
+                               ec="#999999", lw=0.5))
+    ax.set_xlim(-0.6, width + 0.6)
+    ax.set_ylim(-0.1, top + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(f"{spec.chip} as {spec.name}\n{layout.enabled_sms} of {spec.die_sms} SMs, "
+                     f"{spec.memory_type} x{stacks or '-'}", fontsize=9)
+    return layout
+
+
+# ---------------------------------------------------------------------------------------------------
+# The SM and the headline numbers
+# ---------------------------------------------------------------------------------------------------
+
+
+def sm_resources(gpu: str | specs.GPUSpec) -> dict[str, Any]:
+    """Per-SM resources of ``gpu`` (lanes per clock, tensor cores, memories) as a flat dict."""
+    spec = specs.get(gpu)
+    rates = spec.fma_per_clk_per_sm
+    return {
+        "gpu": spec.name, "compute capability": f"{spec.compute_capability[0]}.{spec.compute_capability[1]}",
+        "SMs": spec.sm_count, "FP32 lanes/SM": rates["fp32"], "FP64 lanes/SM": rates["fp64"],
+        "tensor cores/SM": spec.tensor_cores_per_sm, "tensor core gen": spec.tensor_core_generation,
+        "FP16 FMA/clk/SM (tensor)": rates.get("fp16", 0),
+        "FMA/clk per tensor core": rates.get("fp16", 0) // max(spec.tensor_cores_per_sm, 1),
+        "L1+shared KiB/SM": spec.l1_shared_bytes_per_sm // 1024,
+        "max shared KiB/SM": spec.max_shared_bytes_per_sm // 1024,
+        "registers KiB/SM": spec.register_file_bytes_per_sm // 1024,
+        "max threads/SM": spec.max_threads_per_sm, "L2 MiB": spec.l2_bytes / 2**20,
+    }
+
+
+def peak_rows(gpus: Iterable[str], precisions: Sequence[str] = specs.PRECISIONS) -> list[dict[str, Any]]:
+    """One row per (gpu, precision, dense/sparse) the GPU supports: the derivation and the datasheet figure.
+
+    ``derived_tflops`` = SMs x FMA/clk/SM x 2 x clock (x 2 for 2:4 sparse); ``datasheet`` is the printed
+    figure when NVIDIA prints one; ``agrees`` compares them to the printed precision.
+    """
+    rows = []
+    for name in gpus:
+        spec = specs.get(name)
+        for p in precisions:
+            if not spec.supports(p):
+                continue
+            for sparse in (False, True):
+                if not spec.supports(p, sparse):
+                    continue
+                derived = spec.peak_flops(p, sparse)
+                quoted = spec.datasheet.get((p, sparse))
+                rows.append({
+                    "gpu": spec.name, "precision": p, "sparse": sparse, "sms": spec.sm_count,
+                    "fma_per_clk_per_sm": spec.fma_per_clk_per_sm[p], "clock_mhz": spec.clock_for(p) / 1e6,
+                    "derived_tflops": derived / 1e12,
+                    "datasheet": quoted.text if quoted else None,
+                    "agrees": quoted.agrees_with(derived) if quoted else None,
+                    "note": quoted.note if quoted else None,
+                })
+    return rows
+
+
+def validate_datasheets() -> tuple[str, bool]:
+    """Every printed datasheet peak of the catalogue against its derivation (``python -m ampere validate specs``).
+
+    Passes when every figure without a documented note agrees to its printed precision, and every figure
+    with a note (a known NVIDIA rounding quirk) really disagrees — so the notes stay honest.
+    """
+    rows = [r for r in peak_rows(specs.names()) if r["datasheet"] is not None]
+    lines, ok = [], True
+    for r in rows:
+        expected = r["note"] is None
+        good = r["agrees"] == expected
+        ok &= good
+        mode = "sparse" if r["sparse"] else "dense"
+        flag = "ok" if good else "MISMATCH"
+        lines.append(f"{r['gpu']:16s} {r['precision']:8s} {mode:6s} derived {r['derived_tflops']:9.2f} "
+                     f"datasheet {r['datasheet']:>7s}  {flag}" + (f"  ({r['note']})" if r["note"] else ""))
+    lines.append(f"{len(rows)} datasheet figures checked")
+    return "\n".join(lines), ok
+
+
+# ---------------------------------------------------------------------------------------------------
+# Roofline
+# ---------------------------------------------------------------------------------------------------
+
+_BYTES = {"fp64": 8, "fp64_tc": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+
+
+def matmul_intensity(m: int, n: int, k: int, precision: str = "bf16") -> float:
+    """Arithmetic intensity (FLOP/byte) of C[m,n] = A[m,k] @ B[k,n] if each matrix crosses DRAM once.
+
+    FLOPs = 2mnk; bytes = element size x (mk + kn + mn). For a square n x n matmul in 2-byte elements
+    this is n/3 FLOP/byte: a 4096^3 bf16 matmul does ~1365 FLOP per byte moved.
+    """
+    for label, v in (("m", m), ("n", n), ("k", k)):
+        if not isinstance(v, (int,)) or v < 1:
+            raise ValueError(f"{label}={v!r} must be a positive integer")
+    if precision not in _BYTES:
+        raise ValueError(f"precision={precision!r} is unknown; allowed: {', '.join(_BYTES)}")
+    return 2 * m * n * k / (_BYTES[precision] * (m * k + k * n + m * n))
+
+
+def attainable_flops(gpu: str | specs.GPUSpec, precision: str, intensity: float | Sequence[float],
+                     bytes_per_s: float | None = None):
+    """Roofline: min(peak, intensity x bandwidth). Bandwidth defaults to the datasheet DRAM figure."""
+    import numpy as np
+
+    spec = specs.get(gpu)
+    bw = spec.hbm_bytes_per_s if bytes_per_s is None else bytes_per_s
+    x = np.asarray(intensity, dtype=float)
+    if np.any(x <= 0):
+        raise ValueError("intensity must be > 0 FLOP/byte")
+    y = np.minimum(spec.peak_flops(precision), x * bw)
+    return float(y) if y.ndim == 0 else y
+
+
+def ridge_points(gpu: str | specs.GPUSpec, precisions: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Ridge point (FLOP/byte) of every precision against DRAM and, where published, against L2."""
+    spec = specs.get(gpu)
+    out = []
+    for p in precisions or spec.precisions():
+        if not spec.supports(p):
+            raise ValueError(f"precision={p!r} is not supported on {spec.name}; allowed: {spec.precisions()}")
+        row = {"gpu": spec.name, "precision": p, "peak_tflops": spec.peak_flops(p) / 1e12,
+               "ridge_dram": spec.ridge_point(p)}
+        if spec.l2_bytes_per_s:
+            row["ridge_l2"] = spec.ridge_point(p, spec.l2_bytes_per_s)
+        out.append(row)
+    return out
+
+
+def roofline_curve(gpu: str | specs.GPUSpec, precision: str, lo: float = 0.1, hi: float = 1e4, points: int = 200,
+                   bytes_per_s: float | None = None):
+    """(intensity, attainable FLOP/s) arrays on a log grid, for plotting."""
+    import numpy as np
+
+    x = np.logspace(math.log10(lo), math.log10(hi), points)
+    return x, attainable_flops(gpu, precision, x, bytes_per_s)
+
+
+def wave_efficiency(m: int, n: int, tile_m: int = 128, tile_n: int = 128, sms: int = 108,
+                    tiles_per_sm: int = 1) -> float:
+    """Fraction of SM time doing useful work when an m x n output is cut into tiles that run in waves.
+
+    A GEMM kernel assigns output tiles to SMs; with ``T = ceil(m/tile_m) * ceil(n/tile_n)`` tiles and
+    ``sms * tiles_per_sm`` slots per wave it needs ``ceil(T / slots)`` waves, and the last one is partly
+    empty: efficiency = T / (waves x slots). Partial tiles at the edges (tile quantisation) waste the rest.
+    Chapter: *Architecture of the GA100*, "Why small matmuls miss the roof"; the Megatron chapter's GEMM
+    model uses the same idea.
+    """
+    for label, v in (("m", m), ("n", n), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
+                     ("tiles_per_sm", tiles_per_sm)):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"{label}={v!r} must be a positive integer")
+    tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n)
+    slots = sms * tiles_per_sm
+    waves = math.ceil(tiles / slots)
+    useful = (m * n) / (tile_m * tile_n)  # tiles' worth of real output
+    return useful / (waves * slots)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Why 108 of 128: harvesting
+# ---------------------------------------------------------------------------------------------------
+
+
+def harvest_yield(units: int, needed: int, unit_defect_probability: float) -> float:
+    """Probability that at least ``needed`` of ``units`` independent units work (binomial tail).
+
+    With ``units=128, needed=108`` this is the fraction of dies sellable as an A100 if each SM (with its
+    share of the die) fails independently with ``unit_defect_probability``; ``needed=units`` is a die
+    with no spare. Chapter: *Architecture of the GA100*, "Why 108 of 128".
+    """
+    if not (isinstance(units, int) and isinstance(needed, int) and 0 <= needed <= units):
+        raise ValueError(f"units={units!r}, needed={needed!r}: need integers with 0 <= needed <= units")
+    if not 0.0 <= unit_defect_probability <= 1.0:
+        raise ValueError(f"unit_defect_probability={unit_defect_probability!r} must be within [0, 1]")
+    q = unit_defect_probability
+    return float(sum(math.comb(units, k) * (1 - q) ** k * q ** (units - k) for k in range(needed, units + 1)))
+
+
+def harvest_shortfall(units: int, needed: int, unit_defect_probability: float) -> float:
+    """Probability that fewer than ``needed`` of ``units`` work: ``1 - harvest_yield``, summed directly.
+
+    Summing the small tail avoids the cancellation of ``1 - 0.9999...`` in floating point.
+    """
+    harvest_yield(units, needed, unit_defect_probability)  # validates the arguments
+    q = unit_defect_probability
+    return float(sum(math.comb(units, k) * (1 - q) ** k * q ** (units - k) for k in range(0, needed)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# What each environment can measure (the intro's capability table)
+# ---------------------------------------------------------------------------------------------------
+
+_ENVIRONMENTS = (
+    ("CPU only (CI, laptop)", None),
+    ("Colab free tier (T4)", "T4"),
+    ("L4 (cloud)", "L4"),
+    ("RTX A2000 12GB", "RTX-A2000-12GB"),
+    ("RTX A6000", "RTX-A6000"),
+    ("A100 80GB SXM (cloud)", "A100-SXM4-80GB"),
+    ("H100 / H200 SXM", "H100-SXM5-80GB"),
+)
+
+
+def capability_rows() -> list[dict[str, str]]:
+    """What each reader environment can measure, derived from the specs (compute capability and fields)."""
+    rows = []
+    for label, name in _ENVIRONMENTS:
+        if name is None:
+            rows.append({"environment": label, "compute capability": "-", "TF32": "model", "BF16 tensor": "model",
+                         "FP8": "model", "2:4 sparse": "model", "MIG": "model", "NVLink": "gloo lab + model",
+                         "HBM": "model"})
+            continue
+        spec = specs.get(name)
+        cc = spec.compute_capability
+
+        def yes(flag: bool) -> str:
+            return "measure" if flag else "model"
+
+        rows.append({
+            "environment": label, "compute capability": f"{cc[0]}.{cc[1]}",
+            "TF32": yes(spec.supports("tf32")), "BF16 tensor": yes(spec.supports("bf16")),
+            "FP8": yes(spec.supports("fp8")), "2:4 sparse": yes(spec.sparse_2to4),
+            "MIG": "read via NVML" if spec.mig_max_instances else "model",
+            "NVLink": "with 2+ GPUs" if spec.nvlink_links else "gloo lab + model",
+            "HBM": yes(True) if spec.memory_type.startswith("HBM") else "measure (GDDR)",
+        })
+    return rows
+
+
+def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
+                   formats: dict[str, str] | None = None) -> str:
+    """A Markdown table of ``rows`` (dicts), with optional per-column format specs."""
+    if not rows:
+        raise ValueError("rows is empty")
+    columns = list(columns or rows[0].keys())
+    formats = formats or {}
+
+    def cell(row: dict[str, Any], c: str) -> str:
+        v = row.get(c)
+        if v is None:
+            return ""
+        if c in formats:
+            return format(v, formats[c])
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        return str(v)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    lines += ["| " + " | ".join(cell(r, c) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def capability_markdown() -> str:
+    return markdown_table(capability_rows())
+
+
+# ---------------------------------------------------------------------------------------------------
+# The matmul sweep: measure, compare with the peak, record
+# ---------------------------------------------------------------------------------------------------
+
+#: Published achieved matmul throughput (dense), for the roofline plot when nothing is recorded.
+PUBLISHED_MATMUL: tuple[dict[str, Any], ...] = (
+    {"gpu": "A100-SXM4-80GB", "precision": "bf16", "tflops": 271.2, "shape": (1024, 10240, 5120),
+     "what": "best of a shape search (MAMF), torch 2.6", "source": "bekman2024mle"},
+    {"gpu": "A100-PCIE-80GB", "precision": "bf16", "tflops": 252.9, "shape": None,
+     "what": "best of a shape search (MAMF)", "source": "bekman2024mle"},
+    {"gpu": "H100-SXM5-80GB", "precision": "bf16", "tflops": 794.5, "shape": None,
+     "what": "best of a shape search (MAMF)", "source": "bekman2024mle"},
+    {"gpu": "A100-SXM4-40GB", "precision": "fp16", "tflops": 257.0, "shape": (8192, 8192, 8192),
+     "what": "random normal inputs (295 with zeros: power-limited clocks depend on the data)",
+     "source": "he2022power"},
+)
+
+#: Precisions of the sweep and the torch dtype / TF32 switch each one needs.
+MATMUL_PRECISIONS: dict[str, tuple[str, bool]] = {
+    "fp32": ("float32", False), "tf32": ("float32", True), "bf16": ("bfloat16", False), "fp16": ("float16", False),
+    "fp64": ("float64", False),
+}
+
+
+def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
+                 precisions: Sequence[str] = ("fp32", "tf32", "bf16", "fp16"), device: Any = None,
+                 warmup_s: float = 1.0, min_time_s: float = 0.2, max_time_s: float = 5.0,
+                 progress: Any = None) -> list[dict[str, Any]]:
+    """Time square matmuls C = A @ B (n x n x n) for every size and precision on ``device``.
+
+    FLOPs = 2n^3. Inputs are random normal (never zeros: clocks under a power limit depend on the data),
+    created on the CPU generator and moved, outputs preallocated (``torch.matmul(..., out=C)``). Warm-up
+    lasts ``warmup_s`` for the first size of each precision (clocks and power settle), a tenth of it
+    afterwards. TF32 is set explicitly per precision and restored. Returns records with the measurement,
+    TFLOP/s from the median, and % of the device's dense peak when the device is in the catalogue.
+    On a CPU it works too (small sizes), which is how the unit tests exercise it.
+    """
+    import torch
+
+    from . import device as _device
+    from . import timing
+
+    for p in precisions:
+        if p not in MATMUL_PRECISIONS:
+            raise ValueError(f"precision={p!r} is not in the sweep; allowed: {', '.join(MATMUL_PRECISIONS)}")
+    for n in sizes:
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"size={n!r} must be a positive integer")
+    info = _device.probe()
+    dev = torch.device(device) if device is not None else _device.torch_device(info)
+    spec = info.spec if dev.type == "cuda" else None
+    gen = torch.Generator().manual_seed(0)
+    records = []
+    for p in precisions:
+        dtype_name, tf32 = MATMUL_PRECISIONS[p]
+        dtype = getattr(torch, dtype_name)
+        for i, n in enumerate(sizes):
+            a = torch.randn(n, n, generator=gen, dtype=torch.float32).to(dev, dtype)
+            b = torch.randn(n, n, generator=gen, dtype=torch.float32).to(dev, dtype)
+            c = torch.empty(n, n, device=dev, dtype=dtype)
+            with _device.tf32_enabled(tf32):
+                m = timing.benchmark(lambda: torch.matmul(a, b, out=c), label=f"matmul {p} {n}^3", device=dev,
+                                     warmup_s=warmup_s if i == 0 else warmup_s / 10, min_time_s=min_time_s,
+                                     max_time_s=max_time_s, params={"precision": p, "n": n})
+            flops = 2.0 * n**3
+            rec: dict[str, Any] = {"precision": p, "n": n, "flops": flops, "tflops": m.rate(flops) / 1e12,
+                                   "tflops_best": m.rate(flops, "min") / 1e12, "measurement": m.to_dict()}
+            if spec is not None and spec.supports(p):
+                rec["peak_tflops"] = spec.peak_flops(p) / 1e12
+                rec["pct_of_peak"] = 100 * rec["tflops"] / rec["peak_tflops"]
+            records.append(rec)
+            if progress:
+                progress(rec)
+            del a, b, c
+    return records
+
+
+def matmul_records(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of a recorded matmul result, with the derived figures recomputed from raw samples."""
+    out = []
+    spec = specs.match(result["device"].get("name"))
+    for rec in result["records"]:
+        from .timing import Measurement
+
+        m = Measurement.from_dict(rec["measurement"])
+        tflops = m.rate(rec["flops"]) / 1e12
+        row = {"gpu": result["device"].get("name"), "precision": rec["precision"], "n": rec["n"], "tflops": tflops}
+        if spec is not None and spec.supports(rec["precision"]):
+            row["pct_of_peak"] = 100 * tflops / (spec.peak_flops(rec["precision"]) / 1e12)
+        out.append(row)
+    return out
+
+
+def bench_main(argv: Sequence[str] | None = None) -> int:
+    """``python -m ampere bench matmul``: the Architecture chapter's sweep, recorded as a result JSON."""
+    from . import cli, device, results
+
+    p = cli.bench_parser("matmul", "Square matmul sweep per precision: TFLOP/s and % of the dense peak.")
+    p.add_argument("--sizes", type=int, nargs="+", default=None, help="square sizes (default 256..8192)")
+    p.add_argument("--precisions", nargs="+", default=["fp32", "tf32", "bf16", "fp16"],
+                   choices=sorted(MATMUL_PRECISIONS))
+    args = p.parse_args(list(argv or []))
+    info = device.probe()
+    if info.backend != "cuda":
+        print("No CUDA GPU here: nothing to measure (the chapter shows the model and the recorded results).")
+        return 0
+    sizes = args.sizes or ([1024, 4096, 8192] if args.quick else [256, 512, 1024, 2048, 4096, 8192])
+    precisions = [pr for pr in args.precisions if pr in ("fp32", "fp64") or
+                  (pr in ("tf32", "bf16") and info.tf32) or pr == "fp16"]
+    skipped = sorted(set(args.precisions) - set(precisions))
+
+    def show(rec: dict[str, Any]) -> None:
+        pct = f"{rec['pct_of_peak']:5.1f}% of peak" if "pct_of_peak" in rec else ""
+        print(f"  {rec['precision']:5s} {rec['n']:6d}^3  {rec['tflops']:8.1f} TFLOP/s  {pct}", flush=True)
+
+    records = matmul_sweep(sizes, precisions, warmup_s=0.5 if args.quick else 1.0,
+                           max_time_s=2.0 if args.quick else 5.0, progress=show)
+    notes = [f"skipped (not supported on this GPU): {', '.join(skipped)}"] if skipped else []
+    result = results.make_result("matmul", info, {"sizes": sizes, "precisions": precisions, "quick": args.quick},
+                                 records, notes)
+    return cli.finish_bench(result, args, f"matmul sweep on {info.label()}: {len(records)} configurations")

@@ -1,0 +1,135 @@
+"""ampere.architecture: die layouts, peak tables, roofline arithmetic, yield, the sweep on CPU."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from ampere import architecture as arch  # noqa: E402
+from ampere import specs  # noqa: E402
+
+
+@pytest.mark.parametrize("name", specs.names())
+def test_die_layout_enables_exactly_the_product_sms(name):
+    spec = specs.get(name)
+    layout = arch.die_layout(spec)
+    assert layout.enabled_sms == spec.sm_count
+    assert layout.gpcs == spec.die_gpcs and all(len(g) == spec.die_tpcs_per_gpc for g in layout.tpcs)
+
+
+def test_ga100_product_configuration():
+    layout = arch.die_layout("A100-SXM4-40GB")
+    assert layout.enabled_gpcs == 7
+    assert sorted(sum(g) for g in layout.tpcs if any(g)) == [7, 7, 8, 8, 8, 8, 8]
+
+
+def test_draw_die_returns_layout():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    assert arch.draw_die(ax, "H100-SXM5-80GB").enabled_sms == 132
+    plt.close(fig)
+
+
+def test_sm_resources_a100():
+    r = arch.sm_resources("A100-SXM4-80GB")
+    assert r["FP32 lanes/SM"] == 64 and r["tensor cores/SM"] == 4 and r["FMA/clk per tensor core"] == 256
+    assert r["L1+shared KiB/SM"] == 192 and r["registers KiB/SM"] == 256 and r["L2 MiB"] == 40
+
+
+def test_peak_rows_and_datasheet_validation():
+    rows = arch.peak_rows(["A100-SXM4-80GB"])
+    by = {(r["precision"], r["sparse"]): r for r in rows}
+    assert ("fp64", True) not in by and by[("bf16", True)]["datasheet"] == "624"
+    assert by[("tf32", False)]["derived_tflops"] == pytest.approx(155.9, abs=0.05)
+    text, ok = arch.validate_datasheets()
+    assert ok and "MISMATCH" not in text and "datasheet figures checked" in text
+
+
+def test_matmul_intensity_and_roofline():
+    assert arch.matmul_intensity(4096, 4096, 4096, "bf16") == pytest.approx(4096 / 3)
+    assert arch.matmul_intensity(1, 4096, 4096, "fp16") < 1.0  # a matrix-vector product is memory bound
+    a100 = specs.get("A100-SXM4-80GB")
+    assert arch.attainable_flops(a100, "bf16", 1.0) == pytest.approx(2039e9)
+    assert arch.attainable_flops(a100, "bf16", 1e4) == pytest.approx(a100.peak_flops("bf16"))
+    ridge = {r["precision"]: r for r in arch.ridge_points(a100)}
+    assert ridge["bf16"]["ridge_dram"] == pytest.approx(a100.peak_flops("bf16") / 2039e9)
+    assert ridge["bf16"]["ridge_l2"] < ridge["bf16"]["ridge_dram"]
+    x, y = arch.roofline_curve(a100, "fp32", points=10)
+    assert len(x) == len(y) == 10 and max(y) == pytest.approx(a100.peak_flops("fp32"))
+    with pytest.raises(ValueError):
+        arch.matmul_intensity(0, 1, 1)
+    with pytest.raises(ValueError):
+        arch.matmul_intensity(1, 1, 1, "fp7")
+    with pytest.raises(ValueError):
+        arch.attainable_flops(a100, "bf16", 0.0)
+    with pytest.raises(ValueError):
+        arch.ridge_points(a100, ["fp8"])
+
+
+def test_harvest_yield():
+    assert arch.harvest_yield(128, 128, 0.0) == 1.0
+    assert arch.harvest_yield(10, 0, 0.9) == pytest.approx(1.0)
+    assert arch.harvest_yield(1, 1, 0.25) == pytest.approx(0.75)
+    assert arch.harvest_yield(128, 108, 0.05) > 0.99 > 0.01 > arch.harvest_yield(128, 128, 0.05)
+    with pytest.raises(ValueError):
+        arch.harvest_yield(10, 11, 0.1)
+    with pytest.raises(ValueError):
+        arch.harvest_yield(10, 5, 1.5)
+
+
+def test_capability_rows_follow_the_specs():
+    rows = {r["environment"]: r for r in arch.capability_rows()}
+    assert rows["Colab free tier (T4)"]["TF32"] == "model" and rows["Colab free tier (T4)"]["compute capability"] == "7.5"
+    assert rows["A100 80GB SXM (cloud)"]["2:4 sparse"] == "measure"
+    assert rows["H100 / H200 SXM"]["FP8"] == "measure" and rows["A100 80GB SXM (cloud)"]["FP8"] == "model"
+    md = arch.capability_markdown()
+    assert md.count("\n") == len(rows) + 1 and md.startswith("| environment |")
+    with pytest.raises(ValueError):
+        arch.markdown_table([])
+
+
+def test_matmul_sweep_runs_on_cpu_and_records_are_recomputable():
+    from ampere import device, results
+
+    recs = arch.matmul_sweep([32, 64], ["fp32", "bf16"], device="cpu", warmup_s=0.0, min_time_s=0.0,
+                             max_time_s=0.5)
+    assert [(r["precision"], r["n"]) for r in recs] == [("fp32", 32), ("fp32", 64), ("bf16", 32), ("bf16", 64)]
+    assert all(r["tflops"] > 0 and r["flops"] == 2 * r["n"] ** 3 and "pct_of_peak" not in r for r in recs)
+    res = results.make_result("matmul", device.probe(), {}, recs)
+    rows = arch.matmul_records(res)
+    assert [round(r["tflops"], 9) for r in rows] == [round(r["tflops"], 9) for r in recs]
+    with pytest.raises(ValueError):
+        arch.matmul_sweep([64], ["fp12"], device="cpu")
+    with pytest.raises(ValueError):
+        arch.matmul_sweep([0], ["fp32"], device="cpu")
+
+
+def test_published_points_cite_known_keys():
+    import re
+    from pathlib import Path
+
+    bib = (Path(__file__).resolve().parent.parent / "book" / "references.bib").read_text()
+    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, re.M))
+    for p in arch.PUBLISHED_MATMUL:
+        assert p["source"] in keys and p["gpu"] in specs.names()
+        assert p["tflops"] < specs.get(p["gpu"]).peak_flops(p["precision"]) / 1e12
+
+
+def test_wave_efficiency():
+    assert arch.wave_efficiency(128 * 108, 128) == 1.0  # exactly one full wave
+    assert arch.wave_efficiency(128 * 109, 128) == pytest.approx(109 / 216)  # one tile spills into a 2nd wave
+    assert arch.wave_efficiency(4096, 4096, 128, 256) == pytest.approx(512 / 540)
+    assert arch.wave_efficiency(100, 128) == pytest.approx((100 / 128) / 108)  # partial tile, mostly idle GPU
+    with pytest.raises(ValueError):
+        arch.wave_efficiency(0, 10)
+
+
+def test_harvest_shortfall_is_the_complement_without_cancellation():
+    for q in (0.02, 0.1, 0.3):
+        assert arch.harvest_shortfall(128, 108, q) + arch.harvest_yield(128, 108, q) == pytest.approx(1.0)
+    tiny = arch.harvest_shortfall(128, 108, 0.01)
+    assert 0 < tiny < 1e-15  # far below what 1 - harvest_yield could resolve
+    with pytest.raises(ValueError):
+        arch.harvest_shortfall(5, 6, 0.1)

@@ -1,0 +1,159 @@
+"""ampere.specs: the catalogue, derived peaks against the datasheets, matching, errors, citations."""
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from ampere import specs
+
+BIB = (Path(__file__).resolve().parent.parent / "book" / "references.bib").read_text()
+BIB_KEYS = set(re.findall(r"^@\w+\{([^,]+),", BIB, re.M))
+
+REQUIRED = ["A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-40GB", "A100-PCIE-80GB", "V100-SXM2-32GB",
+            "H100-SXM5-80GB", "H200-SXM-141GB", "RTX-A6000", "RTX-A2000-12GB", "T4", "L4"]
+
+
+def test_catalogue_has_required_names():
+    assert set(REQUIRED) <= set(specs.names())
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_every_datasheet_peak_matches_its_derivation(name):
+    spec = specs.get(name)
+    assert spec.datasheet, f"{name} has no datasheet figures to check against"
+    for (precision, sparse), quoted in spec.datasheet.items():
+        derived = spec.peak_flops(precision, sparse)
+        if quoted.note is None:
+            assert quoted.agrees_with(derived), (name, precision, sparse, quoted.text, derived / 1e12)
+        else:  # a documented NVIDIA rounding quirk must really be one, or the note is stale
+            assert not quoted.agrees_with(derived), (name, precision, quoted.note)
+
+
+def test_a100_headline_numbers():
+    a100 = specs.get("A100-SXM4-80GB")
+    tf = {p: a100.peak_flops(p) / 1e12 for p in a100.precisions()}
+    assert round(tf["fp64"], 1) == 9.7 and round(tf["fp64_tc"], 1) == 19.5 and round(tf["fp32"], 1) == 19.5
+    assert round(tf["tf32"]) == 156 and round(tf["bf16"]) == 312 and round(tf["fp16"]) == 312
+    assert round(tf["int8"]) == 624
+    assert round(a100.peak_flops("fp16", sparse=True) / 1e12) == 624
+    # the arithmetic itself: 108 SMs x 1024 FMA/clk x 2 FLOP x 1.41 GHz
+    assert a100.peak_flops("bf16") == pytest.approx(108 * 1024 * 2 * 1.41e9)
+
+
+def test_sparse_is_twice_dense_and_only_for_tensor_precisions():
+    a100 = specs.get("A100-SXM4-40GB")
+    for p in ("tf32", "bf16", "fp16", "int8", "int4"):
+        assert a100.peak_flops(p, sparse=True) == 2 * a100.peak_flops(p)
+    for p in ("fp64", "fp64_tc", "fp32"):
+        with pytest.raises(ValueError, match="sparse"):
+            a100.peak_flops(p, sparse=True)
+    with pytest.raises(ValueError, match="no 2:4"):
+        specs.get("V100-SXM2-32GB").peak_flops("fp16", sparse=True)
+
+
+def test_hopper_tensor_clock_differs_from_boost():
+    h100 = specs.get("H100-SXM5-80GB")
+    assert h100.clock_for("bf16") == 1.83e9 and h100.clock_for("fp32") == 1.98e9
+    assert round(h100.peak_flops("bf16") / 1e12, 1) == 989.4
+    assert h100.peak_flops("fp8") == 2 * h100.peak_flops("bf16")
+
+
+def test_h200_has_h100_compute_and_more_memory():
+    h100, h200 = specs.get("H100-SXM5-80GB"), specs.get("H200-SXM-141GB")
+    for p in h100.precisions():
+        assert h200.peak_flops(p) == h100.peak_flops(p)
+    assert h200.memory_bytes > h100.memory_bytes and h200.hbm_bytes_per_s > h100.hbm_bytes_per_s
+
+
+@pytest.mark.parametrize("name,expected_gbs,tol", [
+    ("A100-SXM4-40GB", 1555, 0.5), ("A100-SXM4-80GB", 2039, 0.5), ("A100-PCIE-80GB", 1935, 0.5),
+    ("V100-SXM2-32GB", 900, 2), ("RTX-A6000", 768, 0.5), ("RTX-A2000-12GB", 288, 0.5), ("T4", 320, 0.5),
+    ("L4", 300, 0.5), ("H100-SXM5-80GB", 3350, 5), ("H200-SXM-141GB", 4800, 0.5)])
+def test_memory_bandwidth_derivation(name, expected_gbs, tol):
+    spec = specs.get(name)
+    assert spec.memory_bandwidth_derived_bytes_per_s / 1e9 == pytest.approx(expected_gbs, abs=tol)
+    assert spec.hbm_bytes_per_s / 1e9 == pytest.approx(expected_gbs, abs=tol)
+
+
+def test_ga10x_is_compute_capability_8_6_not_8_0():
+    for name in ("RTX-A6000", "RTX-A2000-12GB"):
+        spec = specs.get(name)
+        assert spec.compute_capability == (8, 6)
+        assert spec.fma_per_clk_per_sm["fp64"] * 64 == spec.fma_per_clk_per_sm["fp32"]  # FP64 at 1/64
+        assert spec.mig_max_instances == 0
+    assert specs.get("A100-SXM4-80GB").compute_capability == (8, 0)
+
+
+def test_counts_and_structure():
+    a100 = specs.get("A100-SXM4-80GB")
+    assert (a100.die_sms, a100.sm_count, a100.fp32_cores, a100.tensor_cores) == (128, 108, 6912, 432)
+    assert a100.l2_bytes == 40 * 2**20 and specs.get("V100-SXM2-32GB").l2_bytes == 6 * 2**20
+    assert a100.nvlink_bytes_per_s == 600e9 and a100.nvlink_bytes_per_s_per_direction == 300e9
+    assert a100.nvlink_bytes_per_s == a100.nvlink_links * 25e9 * 2
+    assert specs.get("V100-SXM2-32GB").nvlink_bytes_per_s == 300e9
+    assert a100.pcie_bytes_per_s == pytest.approx(31.5e9, rel=1e-3)
+    assert a100.l2_bytes_per_s == pytest.approx(7.22e12, rel=1e-3)
+
+
+def test_unknown_name_lists_known_ones():
+    with pytest.raises(ValueError) as err:
+        specs.get("A100-SXM4-160GB")
+    assert "A100-SXM4-80GB" in str(err.value) and "T4" in str(err.value)
+    with pytest.raises(ValueError):
+        specs.get(None)
+
+
+def test_unknown_and_unsupported_precision_list_allowed_values():
+    a100 = specs.get("A100-SXM4-80GB")
+    with pytest.raises(ValueError) as err:
+        a100.peak_flops("fp12")
+    assert "fp64_tc" in str(err.value) and "int4" in str(err.value)
+    with pytest.raises(ValueError) as err:
+        a100.peak_flops("fp8")
+    assert "not supported on A100-SXM4-80GB" in str(err.value) and "bf16" in str(err.value)
+    with pytest.raises(ValueError):
+        specs.get("V100-SXM2-32GB").peak_flops("tf32")
+    with pytest.raises(ValueError):
+        specs.get("H100-SXM5-80GB").peak_flops("int4")
+
+
+@pytest.mark.parametrize("device_name,expected", [
+    ("NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"), ("NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"),
+    ("NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"), ("NVIDIA A100-PCIE-40GB", "A100-PCIE-40GB"),
+    ("NVIDIA H200", "H200-SXM-141GB"), ("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"),
+    ("Tesla V100-SXM2-32GB", "V100-SXM2-32GB"), ("Tesla T4", "T4"), ("NVIDIA L4", "L4"),
+    ("NVIDIA RTX A6000", "RTX-A6000"), ("NVIDIA RTX A2000 12GB", "RTX-A2000-12GB"),
+    ("NVIDIA A100-SXM4-40GB MIG 1g.5gb", "A100-SXM4-40GB"),
+    ("NVIDIA H100 PCIe", None), ("NVIDIA H200 NVL", None), ("NVIDIA L40S", None),
+    ("NVIDIA GeForce RTX 3090", None), ("Tesla V100-SXM2-16GB", None), ("", None), (None, None)])
+def test_match(device_name, expected):
+    got = specs.match(device_name)
+    assert (got.name if got else None) == expected
+
+
+def test_every_field_has_a_citation_key_in_the_bibliography():
+    for spec in specs.all_specs():
+        for f in fields(spec):
+            key = spec.source(f.name)
+            assert key in BIB_KEYS, (spec.name, f.name, key)
+    with pytest.raises(ValueError):
+        specs.get("T4").source("not_a_field")
+
+
+def test_specs_are_frozen_and_hashable():
+    spec = specs.get("T4")
+    with pytest.raises(Exception):
+        spec.sm_count = 1
+    with pytest.raises(TypeError):
+        spec.fma_per_clk_per_sm["fp32"] = 1
+    assert len({spec, specs.get("T4")}) == 1
+
+
+def test_pcie_helper_rejects_bad_input():
+    assert specs.pcie_bytes_per_s(4) == pytest.approx(31.5e9, rel=1e-3)
+    with pytest.raises(ValueError):
+        specs.pcie_bytes_per_s(6)
+    with pytest.raises(ValueError):
+        specs.pcie_bytes_per_s(4, lanes=3)
