@@ -13,7 +13,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _SUBMODULES = frozenset({
-    "specs", "device", "timing", "results", "plots", "glue", "cli", "launch",
+    "specs", "device", "timing", "results", "plots", "glue", "cli", "launch", "tables",
     "architecture", "numerics", "hbm", "interconnect", "sparsity", "mig", "cluster", "megatron",
     "today", "report",
 })

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from . import specs
+from .tables import markdown_table  # noqa: F401  (re-exported: arch.markdown_table)
 
 __all__ = [
     "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets",
     "matmul_intensity", "attainable_flops", "ridge_points", "roofline_curve", "harvest_yield", "harvest_shortfall",
     "capability_rows", "capability_markdown", "wave_efficiency", "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep",
-    "matmul_records", "bench_main", "markdown_table",
+    "matmul_records", "bench_main", "markdown_table", "peak_precision_for",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -343,29 +344,6 @@ def capability_rows() -> list[dict[str, str]]:
     return rows
 
 
-def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
-                   formats: dict[str, str] | None = None) -> str:
-    """A Markdown table of ``rows`` (dicts), with optional per-column format specs."""
-    if not rows:
-        raise ValueError("rows is empty")
-    columns = list(columns or rows[0].keys())
-    formats = formats or {}
-
-    def cell(row: dict[str, Any], c: str) -> str:
-        v = row.get(c)
-        if v is None:
-            return ""
-        if c in formats:
-            return format(v, formats[c])
-        if isinstance(v, bool):
-            return "yes" if v else "no"
-        return str(v)
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    lines += ["| " + " | ".join(cell(r, c) for c in columns) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def capability_markdown() -> str:
     return markdown_table(capability_rows())
 
@@ -392,6 +370,14 @@ MATMUL_PRECISIONS: dict[str, tuple[str, bool]] = {
     "fp32": ("float32", False), "tf32": ("float32", True), "bf16": ("bfloat16", False), "fp16": ("float16", False),
     "fp64": ("float64", False),
 }
+
+
+def peak_precision_for(spec: specs.GPUSpec, precision: str) -> str | None:
+    """The peak a measured matmul is compared with: cuBLAS runs FP64 GEMMs on the FP64 tensor cores
+    where they exist (A100, H100), so their roof is ``fp64_tc``, not the CUDA-core ``fp64``."""
+    if precision == "fp64" and spec.supports("fp64_tc"):
+        return "fp64_tc"
+    return precision if spec.supports(precision) else None
 
 
 def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
@@ -437,8 +423,10 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
             flops = 2.0 * n**3
             rec: dict[str, Any] = {"precision": p, "n": n, "flops": flops, "tflops": m.rate(flops) / 1e12,
                                    "tflops_best": m.rate(flops, "min") / 1e12, "measurement": m.to_dict()}
-            if spec is not None and spec.supports(p):
-                rec["peak_tflops"] = spec.peak_flops(p) / 1e12
+            peak_p = peak_precision_for(spec, p) if spec is not None else None
+            if peak_p is not None:
+                rec["peak_precision"] = peak_p
+                rec["peak_tflops"] = spec.peak_flops(peak_p) / 1e12
                 rec["pct_of_peak"] = 100 * rec["tflops"] / rec["peak_tflops"]
             records.append(rec)
             if progress:
@@ -457,8 +445,9 @@ def matmul_records(result: dict[str, Any]) -> list[dict[str, Any]]:
         m = Measurement.from_dict(rec["measurement"])
         tflops = m.rate(rec["flops"]) / 1e12
         row = {"gpu": result["device"].get("name"), "precision": rec["precision"], "n": rec["n"], "tflops": tflops}
-        if spec is not None and spec.supports(rec["precision"]):
-            row["pct_of_peak"] = 100 * tflops / (spec.peak_flops(rec["precision"]) / 1e12)
+        peak_p = peak_precision_for(spec, rec["precision"]) if spec is not None else None
+        if peak_p is not None:
+            row["pct_of_peak"] = 100 * tflops / (spec.peak_flops(peak_p) / 1e12)
         out.append(row)
     return out
 

@@ -133,3 +133,10 @@ def test_harvest_shortfall_is_the_complement_without_cancellation():
     assert 0 < tiny < 1e-15  # far below what 1 - harvest_yield could resolve
     with pytest.raises(ValueError):
         arch.harvest_shortfall(5, 6, 0.1)
+
+
+def test_fp64_matmuls_are_compared_with_the_fp64_tensor_core_peak():
+    assert arch.peak_precision_for(specs.get("A100-SXM4-80GB"), "fp64") == "fp64_tc"
+    assert arch.peak_precision_for(specs.get("V100-SXM2-32GB"), "fp64") == "fp64"
+    assert arch.peak_precision_for(specs.get("V100-SXM2-32GB"), "tf32") is None
+    assert arch.peak_precision_for(specs.get("T4"), "bf16") is None

@@ -1,0 +1,38 @@
+"""Markdown tables for the chapters: ``display(Markdown(markdown_table(rows)))``.
+
+Chapter: every chapter. One helper so that every table in the book prints numbers, booleans and missing
+values the same way (the book renders notebook Markdown output as MyST, tables included).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["markdown_table"]
+
+
+def _cell(value: Any, fmt: str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if fmt is not None and not isinstance(value, str):
+        return format(value, fmt)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None,
+                   formats: Mapping[str, str] | None = None) -> str:
+    """A Markdown table of ``rows`` (mappings); ``columns`` defaults to the keys of the first row.
+
+    ``formats`` maps a column to a format spec (``{"tflops": ".1f"}``) applied to non-string values.
+    None prints as an empty cell, booleans as yes/no, pipes are escaped. Empty ``rows`` raise ValueError.
+    """
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows is empty: a table needs at least one row")
+    columns = list(columns or rows[0].keys())
+    formats = dict(formats or {})
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    lines += ["| " + " | ".join(_cell(r.get(c), formats.get(c)) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
