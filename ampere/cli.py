@@ -22,11 +22,18 @@ __all__ = ["BENCHES", "VALIDATIONS", "main", "bench_parser", "finish_bench"]
 #: benchmark name -> "module:function" (function(argv) -> exit code)
 BENCHES: dict[str, str] = {
     "matmul": "ampere.architecture:bench_main",
+    "tf32": "ampere.numerics:bench_main",
+    "hbm": "ampere.hbm:bench_main",
+    "sparsity": "ampere.sparsity:bench_main",
+    "mig": "ampere.mig:bench_main",
+    "collectives": "ampere.interconnect:bench_main",
 }
 
 #: model validation name -> "module:function" (function() -> (text report, passed: bool))
 VALIDATIONS: dict[str, str] = {
     "specs": "ampere.architecture:validate_datasheets",
+    "hbm": "ampere.hbm:validate_models",
+    "cluster": "ampere.cluster:validate",
 }
 
 #: other sub-commands implemented by chapter modules
