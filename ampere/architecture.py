@@ -253,23 +253,24 @@ def roofline_curve(gpu: str | specs.GPUSpec, precision: str, lo: float = 0.1, hi
 
 
 def wave_efficiency(m: int, n: int, tile_m: int = 128, tile_n: int = 128, sms: int = 108,
-                    tiles_per_sm: int = 1) -> float:
+                    tiles_per_sm: int = 1, batch: int = 1) -> float:
     """Fraction of SM time doing useful work when an m x n output is cut into tiles that run in waves.
 
     A GEMM kernel assigns output tiles to SMs; with ``T = ceil(m/tile_m) * ceil(n/tile_n)`` tiles and
     ``sms * tiles_per_sm`` slots per wave it needs ``ceil(T / slots)`` waves, and the last one is partly
     empty: efficiency = T / (waves x slots). Partial tiles at the edges (tile quantisation) waste the rest.
+    ``batch`` independent GEMMs of the same shape (attention heads, say) share the waves.
     Chapter: *Architecture of the GA100*, "Why small matmuls miss the roof"; the Megatron chapter's GEMM
     model uses the same idea.
     """
     for label, v in (("m", m), ("n", n), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
-                     ("tiles_per_sm", tiles_per_sm)):
+                     ("tiles_per_sm", tiles_per_sm), ("batch", batch)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{label}={v!r} must be a positive integer")
-    tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n)
+    tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n) * batch
     slots = sms * tiles_per_sm
     waves = math.ceil(tiles / slots)
-    useful = (m * n) / (tile_m * tile_n)  # tiles' worth of real output
+    useful = (m * n * batch) / (tile_m * tile_n)  # tiles' worth of real output
     return useful / (waves * slots)
 
 
@@ -352,14 +353,16 @@ def capability_markdown() -> str:
 # The matmul sweep: measure, compare with the peak, record
 # ---------------------------------------------------------------------------------------------------
 
-#: Published achieved matmul throughput (dense), for the roofline plot when nothing is recorded.
+#: Published achieved matmul throughput (dense), for the roofline plot when nothing is recorded. Entries of
+#: kind "mamf" are the best of a shape search (maximum achievable matmul FLOPS), which the Megatron
+#: chapter's throughput model takes as its GEMM ceiling.
 PUBLISHED_MATMUL: tuple[dict[str, Any], ...] = (
     {"gpu": "A100-SXM4-80GB", "precision": "bf16", "tflops": 271.2, "shape": (1024, 10240, 5120),
-     "what": "best of a shape search (MAMF), torch 2.6", "source": "bekman2024mle"},
+     "what": "best of a shape search (MAMF), torch 2.6", "source": "bekman2024mle", "kind": "mamf"},
     {"gpu": "A100-PCIE-80GB", "precision": "bf16", "tflops": 252.9, "shape": None,
-     "what": "best of a shape search (MAMF)", "source": "bekman2024mle"},
+     "what": "best of a shape search (MAMF)", "source": "bekman2024mle", "kind": "mamf"},
     {"gpu": "H100-SXM5-80GB", "precision": "bf16", "tflops": 794.5, "shape": None,
-     "what": "best of a shape search (MAMF)", "source": "bekman2024mle"},
+     "what": "best of a shape search (MAMF)", "source": "bekman2024mle", "kind": "mamf"},
     {"gpu": "A100-SXM4-40GB", "precision": "fp16", "tflops": 257.0, "shape": (8192, 8192, 8192),
      "what": "random normal inputs (295 with zeros: power-limited clocks depend on the data)",
      "source": "he2022power"},
@@ -431,7 +434,6 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
             records.append(rec)
             if progress:
                 progress(rec)
-            del a, b, c
     return records
 
 
