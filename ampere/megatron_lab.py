@@ -1,0 +1,560 @@
+"""A tiny GPT split with tensor and pipeline parallelism and run on ``torch.distributed``.
+
+Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb), section
+"Run it for real, small". The same code runs with gloo on CPU processes and NCCL on GPUs, through
+:func:`ampere.launch.spawn`.
+
+* Tensor parallelism as in Megatron-LM [shoeybi2019megatron]: the QKV and first MLP matrices are split
+  by columns (each rank owns whole heads), the attention output and second MLP matrices by rows; the
+  conjugate operators f (identity forward, all-reduce backward) and g (all-reduce forward, identity
+  backward) are the only communication, four all-reduces of b s h values per layer and microbatch.
+* Pipeline parallelism: consecutive layers on consecutive ranks, activations sent forward and their
+  gradients backward, microbatches in the order of :func:`ampere.megatron.schedule_ops` (1F1B).
+* Every byte is counted where it is sent: the all-reduce is a ring written with point-to-point sends
+  (reduce-scatter, then all-gather), so the counts are what left each process, not a formula.
+
+The distributed run is checked against the same model in one process: outputs, gradients and the loss
+curve must agree (``allclose``). The training text ships in this module (Dickens, public domain).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from . import megatron
+
+__all__ = ["TEXT", "LabConfig", "LabResult", "run_lab", "run_labs", "tp_bytes_formula", "pp_bytes_formula"]
+
+#: Training text: the opening of Charles Dickens, *A Tale of Two Cities* (1859), in the public domain.
+TEXT = (
+    "It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of "
+    "foolishness, it was the epoch of belief, it was the epoch of incredulity, it was the season of Light, "
+    "it was the season of Darkness, it was the spring of hope, it was the winter of despair, we had "
+    "everything before us, we had nothing before us, we were all going direct to Heaven, we were all going "
+    "direct the other way - in short, the period was so far like the present period, that some of its "
+    "noisiest authorities insisted on its being received, for good or for evil, in the superlative degree "
+    "of comparison only. There were a king with a large jaw and a queen with a plain face, on the throne of "
+    "England; there were a king with a large jaw and a queen with a fair face, on the throne of France. In "
+    "both countries it was clearer than crystal to the lords of the State preserves of loaves and fishes, "
+    "that things in general were settled for ever."
+)
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """The lab's model and run. Small enough that a CPU step takes milliseconds."""
+
+    tensor: int = 2  # t: tensor-parallel ranks
+    pipeline: int = 1  # p: pipeline stages (world size = t x p)
+    hidden: int = 32  # h
+    heads: int = 4  # a (divisible by t)
+    layers: int = 2  # l (divisible by p)
+    seq: int = 32  # s
+    batch: int = 8  # B sequences per step
+    microbatch: int = 4  # b (m = B / b microbatches)
+    steps: int = 30  # training steps
+    lr: float = 3e-3  # Adam learning rate
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("tensor", "pipeline", "hidden", "heads", "layers", "seq", "batch", "microbatch", "steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}={v!r} must be a positive integer")
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden={self.hidden} must be divisible by heads={self.heads}")
+        if self.heads % self.tensor:
+            raise ValueError(f"tensor={self.tensor} does not divide heads={self.heads}")
+        if self.layers % self.pipeline:
+            raise ValueError(f"pipeline={self.pipeline} does not divide layers={self.layers}")
+        if self.batch % self.microbatch:
+            raise ValueError(f"microbatch={self.microbatch} does not divide batch={self.batch}")
+        if self.seq + 1 > len(TEXT):
+            raise ValueError(f"seq={self.seq} is longer than the text ({len(TEXT)} characters)")
+
+    @property
+    def world_size(self) -> int:
+        return self.tensor * self.pipeline
+
+    @property
+    def microbatches(self) -> int:
+        return self.batch // self.microbatch
+
+
+def tp_bytes_formula(cfg: LabConfig, element_bytes: int = 4) -> float:
+    """Bytes one rank sends for tensor parallelism per step: 8 b s h (t-1)/t per layer and microbatch.
+
+    Chapter: "Run it for real, small" (the paper's section 3.2, counted in elements there). Only the
+    layers of the rank's own pipeline stage count; the lab has no recomputation.
+    """
+    t = cfg.tensor
+    per_layer = 8 * cfg.microbatch * cfg.seq * cfg.hidden * (t - 1) / t
+    return per_layer * (cfg.layers // cfg.pipeline) * cfg.microbatches * element_bytes
+
+
+def pp_bytes_formula(cfg: LabConfig, element_bytes: int = 4) -> float:
+    """Bytes sent across one stage boundary per microbatch and direction: b s h values (section 3.2)."""
+    return cfg.microbatch * cfg.seq * cfg.hidden * element_bytes
+
+
+# -------------------------------------------------------------------------------------------------------
+# The model, written functionally so that the full and the split versions share every line of math
+# -------------------------------------------------------------------------------------------------------
+
+def _vocab() -> list[str]:
+    return sorted(set(TEXT))
+
+
+def _init_params(cfg: LabConfig) -> dict[str, Any]:
+    """Full-model parameters, identical in every process (seeded CPU generator)."""
+    import torch
+
+    g = torch.Generator().manual_seed(cfg.seed)
+    V, h, s = len(_vocab()), cfg.hidden, cfg.seq
+
+    def normal(*shape: int, std: float = 0.02) -> Any:
+        return (torch.randn(*shape, generator=g) * std).requires_grad_(False)
+
+    p: dict[str, Any] = {"wte": normal(V, h), "wpe": normal(s, h)}
+    proj_std = 0.02 / math.sqrt(2 * cfg.layers)
+    for i in range(cfg.layers):
+        p[f"{i}.ln1_w"] = torch.ones(h)
+        p[f"{i}.ln1_b"] = torch.zeros(h)
+        p[f"{i}.qkv_w"] = normal(h, 3 * h)
+        p[f"{i}.qkv_b"] = normal(3 * h, std=0.01)
+        p[f"{i}.proj_w"] = normal(h, h, std=proj_std)
+        p[f"{i}.proj_b"] = normal(h, std=0.01)
+        p[f"{i}.ln2_w"] = torch.ones(h)
+        p[f"{i}.ln2_b"] = torch.zeros(h)
+        p[f"{i}.fc1_w"] = normal(h, 4 * h)
+        p[f"{i}.fc1_b"] = normal(4 * h, std=0.01)
+        p[f"{i}.fc2_w"] = normal(4 * h, h, std=proj_std)
+        p[f"{i}.fc2_b"] = normal(h, std=0.01)
+    p["lnf_w"] = torch.ones(h)
+    p["lnf_b"] = torch.zeros(h)
+    p["head_w"] = normal(h, V)
+    return p
+
+
+# How each parameter is split over tensor ranks: "col" (columns, by heads for QKV), "row", or None.
+def _split_kind(name: str) -> str | None:
+    base = name.split(".")[-1]
+    return {"qkv_w": "qkv", "qkv_b": "qkv", "fc1_w": "col", "fc1_b": "col", "proj_w": "row", "fc2_w": "row"}.get(base)
+
+
+def _shard(name: str, full: Any, rank: int, t: int) -> Any:
+    """Rank ``rank``'s slice of parameter ``name`` (a view of ``full``'s values, cloned)."""
+    kind = _split_kind(name)
+    if kind is None or t == 1:
+        return full.clone()
+    if kind == "qkv":  # the Q, K and V blocks each keep this rank's heads
+        h = full.shape[-1] // 3
+        w = h // t
+        return __import__("torch").cat([full[..., j * h + rank * w: j * h + (rank + 1) * w] for j in range(3)], -1).clone()
+    if kind == "col":
+        w = full.shape[-1] // t
+        return full[..., rank * w:(rank + 1) * w].clone()
+    w = full.shape[0] // t  # row split
+    return full[rank * w:(rank + 1) * w].clone()
+
+
+def _unshard(name: str, shards: Sequence[Any]) -> Any:
+    """Reassemble a full tensor from the tensor ranks' slices (inverse of :func:`_shard`)."""
+    import torch
+
+    kind = _split_kind(name)
+    t = len(shards)
+    if kind is None or t == 1:
+        return shards[0]
+    if kind == "qkv":
+        w = shards[0].shape[-1] // 3
+        return torch.cat([s[..., j * w:(j + 1) * w] for j in range(3) for s in shards], -1)
+    if kind == "col":
+        return torch.cat(list(shards), -1)
+    return torch.cat(list(shards), 0)
+
+
+def _stage_names(cfg: LabConfig, stage: int) -> list[str]:
+    per = cfg.layers // cfg.pipeline
+    names = ["wte", "wpe"] if stage == 0 else []
+    for i in range(stage * per, (stage + 1) * per):
+        names += [f"{i}.{k}" for k in ("ln1_w", "ln1_b", "qkv_w", "qkv_b", "proj_w", "proj_b", "ln2_w", "ln2_b",
+                                        "fc1_w", "fc1_b", "fc2_w", "fc2_b")]
+    if stage == cfg.pipeline - 1:
+        names += ["lnf_w", "lnf_b", "head_w"]
+    return names
+
+
+def _layer(p: dict[str, Any], i: int, x: Any, heads_local: int, f: Any, g: Any) -> Any:
+    """One pre-LayerNorm GPT block on this rank's heads; f and g are the tensor-parallel operators."""
+    import torch
+    import torch.nn.functional as F
+
+    b, s, h = x.shape
+    y = F.layer_norm(x, (h,), p[f"{i}.ln1_w"], p[f"{i}.ln1_b"])
+    qkv = f(y) @ p[f"{i}.qkv_w"] + p[f"{i}.qkv_b"]
+    hl = qkv.shape[-1] // 3
+    q, k, v = (qkv[..., j * hl:(j + 1) * hl].reshape(b, s, heads_local, hl // heads_local).transpose(1, 2)
+               for j in range(3))
+    scores = q @ k.transpose(-1, -2) / math.sqrt(hl // heads_local)
+    mask = torch.ones(s, s, dtype=torch.bool).tril()
+    att = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    ctx = (att @ v).transpose(1, 2).reshape(b, s, hl)
+    x = x + g(ctx @ p[f"{i}.proj_w"]) + p[f"{i}.proj_b"]
+    y = F.layer_norm(x, (h,), p[f"{i}.ln2_w"], p[f"{i}.ln2_b"])
+    mid = F.gelu(f(y) @ p[f"{i}.fc1_w"] + p[f"{i}.fc1_b"])
+    return x + g(mid @ p[f"{i}.fc2_w"]) + p[f"{i}.fc2_b"]
+
+
+def _embed(p: dict[str, Any], tokens: Any) -> Any:
+    return p["wte"][tokens] + p["wpe"][: tokens.shape[1]]
+
+
+def _head(p: dict[str, Any], x: Any) -> Any:
+    import torch.nn.functional as F
+
+    return F.layer_norm(x, (x.shape[-1],), p["lnf_w"], p["lnf_b"]) @ p["head_w"]
+
+
+def _batch(cfg: LabConfig, step: int) -> tuple[Any, Any]:
+    """Inputs and targets of one step: ``batch`` random windows of the text (same in every process)."""
+    import torch
+
+    ids = torch.tensor([_vocab().index(c) for c in TEXT])
+    g = torch.Generator().manual_seed(10_000 + 97 * cfg.seed + step)
+    starts = torch.randint(0, len(ids) - cfg.seq - 1, (cfg.batch,), generator=g)
+    window = torch.stack([ids[int(s0): int(s0) + cfg.seq + 1] for s0 in starts])
+    return window[:, :-1], window[:, 1:]
+
+
+def _reference(cfg: LabConfig, params: dict[str, Any], steps: int) -> dict[str, Any]:
+    """The same model in one process: first-step logits, loss and gradients, then the loss curve."""
+    import torch
+    import torch.nn.functional as F
+
+    p = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    opt = torch.optim.Adam(list(p.values()), lr=cfg.lr)
+    ident = lambda z: z  # noqa: E731  (no tensor parallelism: f and g are the identity)
+    losses, first = [], {}
+    for step in range(steps):
+        x_all, y_all = _batch(cfg, step)
+        opt.zero_grad()
+        total = 0.0
+        logits_all = []
+        for mb in range(cfg.microbatches):
+            sl = slice(mb * cfg.microbatch, (mb + 1) * cfg.microbatch)
+            x = _embed(p, x_all[sl])
+            for i in range(cfg.layers):
+                x = _layer(p, i, x, cfg.heads, ident, ident)
+            logits = _head(p, x)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y_all[sl].reshape(-1)) / cfg.microbatches
+            loss.backward()
+            total += float(loss.detach())
+            logits_all.append(logits.detach())
+        if step == 0:
+            first = {"loss": total, "logits": torch.cat(logits_all), "grads": {k: v.grad.clone() for k, v in p.items()}}
+        losses.append(total)
+        opt.step()
+    return {**first, "losses": losses}
+
+
+# -------------------------------------------------------------------------------------------------------
+# Communication, counted
+# -------------------------------------------------------------------------------------------------------
+
+class _Comm:
+    """Point-to-point sends and a ring all-reduce built on them; every byte that leaves is counted.
+
+    Each kind of traffic has its own process group (one per tensor-parallel group, and one per stage
+    boundary and direction), so that with NCCL, where every group has its own stream, a send of
+    activations never waits behind a receive of gradients (the cycle that would deadlock a 1F1B
+    pipeline). Ring steps post their send and receive together (``batch_isend_irecv``).
+    """
+
+    def __init__(self, rank: int, device: Any) -> None:
+        self.rank = rank
+        self.device = device
+        self.tp_bytes = 0  # sent by tensor-parallel all-reduces
+        self.tp_calls = 0
+        self.pp_bytes = 0  # sent to other pipeline stages
+        self.pp_sends = 0
+        self._pending: list[Any] = []
+
+    def ring_all_reduce(self, x: Any, ranks: Sequence[int], group: Any) -> Any:
+        """Sum ``x`` over ``ranks``: reduce-scatter then all-gather around a ring, 2(n-1)/n of x per rank."""
+        import torch
+        import torch.distributed as dist
+
+        n = len(ranks)
+        self.tp_calls += 1
+        if n == 1:
+            return x
+        me = ranks.index(self.rank)
+        right, left = ranks[(me + 1) % n], ranks[(me - 1) % n]
+        flat = x.detach().reshape(-1).clone()
+        if flat.numel() % n:
+            raise ValueError(f"all-reduce of {flat.numel()} elements does not split into {n} equal chunks")
+        chunks = list(flat.chunk(n))
+        buf = torch.empty_like(chunks[0])
+
+        def exchange(send_i: int) -> None:
+            out = chunks[send_i].contiguous()
+            reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, out, right, group),
+                                           dist.P2POp(dist.irecv, buf, left, group)])
+            for req in reqs:
+                req.wait()
+            self.tp_bytes += out.numel() * out.element_size()
+
+        for step in range(n - 1):  # reduce-scatter: after n-1 steps chunk (me+1) % n is fully summed here
+            exchange((me - step) % n)
+            chunks[(me - step - 1) % n] += buf
+        for step in range(n - 1):  # all-gather the summed chunks
+            exchange((me - step + 1) % n)
+            chunks[(me - step) % n].copy_(buf)
+        return torch.cat(chunks).reshape(x.shape)
+
+    def send(self, x: Any, dst: int, group: Any) -> None:
+        import torch.distributed as dist
+
+        x = x.detach().contiguous()
+        self._pending.append((dist.isend(x, dst, group), x))  # keep x alive until the send completes
+        self.pp_bytes += x.numel() * x.element_size()
+        self.pp_sends += 1
+
+    def recv(self, shape: Sequence[int], src: int, group: Any) -> Any:
+        import torch
+        import torch.distributed as dist
+
+        buf = torch.empty(*shape, device=self.device)
+        dist.recv(buf, src, group)
+        return buf
+
+    def flush(self) -> None:
+        for req, _x in self._pending:
+            req.wait()
+        self._pending.clear()
+
+
+def _groups(cfg: LabConfig, rank: int) -> dict[str, Any]:
+    """Create every process group in the same order on every rank; return this rank's."""
+    import torch.distributed as dist
+
+    t, pp = cfg.tensor, cfg.pipeline
+    mine: dict[str, Any] = {"tp": None, "fwd_in": None, "fwd_out": None, "bwd_in": None, "bwd_out": None}
+    for stage in range(pp):
+        ranks = [stage * t + r for r in range(t)]
+        g = dist.new_group(ranks) if t > 1 else None
+        if rank in ranks:
+            mine["tp"] = g
+    for k in range(pp - 1):  # boundary between stage k and k + 1, one pair per tensor rank, per direction
+        for r in range(t):
+            pair = [k * t + r, (k + 1) * t + r]
+            fwd, bwd = dist.new_group(pair), dist.new_group(pair)
+            if rank == pair[0]:
+                mine["fwd_out"], mine["bwd_in"] = fwd, bwd
+            if rank == pair[1]:
+                mine["fwd_in"], mine["bwd_out"] = fwd, bwd
+    return mine
+
+
+def _tp_ops(comm: _Comm, ranks: Sequence[int], group: Any) -> tuple[Any, Any]:
+    """Megatron's conjugate operators f (all-reduce in backward) and g (all-reduce in forward)."""
+    import torch
+
+    class CopyToTensorParallel(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):  # type: ignore[override]
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):  # type: ignore[override]
+            return comm.ring_all_reduce(grad, ranks, group)
+
+    class ReduceFromTensorParallel(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):  # type: ignore[override]
+            return comm.ring_all_reduce(x, ranks, group)
+
+        @staticmethod
+        def backward(ctx, grad):  # type: ignore[override]
+            return grad
+
+    if len(ranks) == 1:
+        ident = lambda z: z  # noqa: E731
+        return ident, ident
+    return CopyToTensorParallel.apply, ReduceFromTensorParallel.apply
+
+
+# -------------------------------------------------------------------------------------------------------
+# The worker (one process per rank) and the driver
+# -------------------------------------------------------------------------------------------------------
+
+def _run_one(ctx: Any, cfg: LabConfig) -> dict[str, Any]:
+    import torch
+    import torch.nn.functional as F
+
+    t, pp = cfg.tensor, cfg.pipeline
+    tp_rank, stage = ctx.rank % t, ctx.rank // t
+    tp_ranks = [stage * t + r for r in range(t)]
+    dev = ctx.device
+    full = _init_params(cfg)
+    names = _stage_names(cfg, stage)
+    p = {n: _shard(n, full[n], tp_rank, t).to(dev).requires_grad_(True) for n in names}
+    comm = _Comm(ctx.rank, dev)
+    groups = _groups(cfg, ctx.rank)
+    f, g = _tp_ops(comm, tp_ranks, groups["tp"])
+    opt = torch.optim.Adam(list(p.values()), lr=cfg.lr)
+    per = cfg.layers // pp
+    my_layers = range(stage * per, (stage + 1) * per)
+    order = megatron.schedule_ops("1f1b", pp, cfg.microbatches)[stage]
+    shape = (cfg.microbatch, cfg.seq, cfg.hidden)
+    losses: list[float] = []
+    first: dict[str, Any] = {}
+    counts_first: dict[str, int] = {}
+    t0 = time.perf_counter()
+    for step in range(cfg.steps):
+        x_all, y_all = _batch(cfg, step)
+        x_all, y_all = x_all.to(dev), y_all.to(dev)
+        opt.zero_grad()
+        saved: dict[int, tuple[Any, Any]] = {}  # microbatch -> (stage input, stage output or loss)
+        total = 0.0
+        logits_out: dict[int, Any] = {}
+        tp0, pp0 = comm.tp_bytes, comm.pp_bytes
+        for op, mb, _chunk in order:
+            sl = slice(mb * cfg.microbatch, (mb + 1) * cfg.microbatch)
+            if op == "F":
+                if stage == 0:
+                    inp = None
+                    x = _embed(p, x_all[sl])
+                else:
+                    inp = comm.recv(shape, (stage - 1) * t + tp_rank, groups["fwd_in"]).requires_grad_(True)
+                    x = inp
+                for i in my_layers:
+                    x = _layer(p, i, x, cfg.heads // t, f, g)
+                if stage == pp - 1:
+                    logits = _head(p, x)
+                    logits_out[mb] = logits.detach().cpu()
+                    out = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y_all[sl].reshape(-1)) / cfg.microbatches
+                    total += float(out.detach())
+                else:
+                    out = x
+                    comm.send(x, (stage + 1) * t + tp_rank, groups["fwd_out"])
+                saved[mb] = (inp, out)
+            else:
+                inp, out = saved.pop(mb)
+                if stage == pp - 1:
+                    out.backward()
+                else:
+                    out.backward(comm.recv(shape, (stage + 1) * t + tp_rank, groups["bwd_in"]))
+                if inp is not None:
+                    comm.send(inp.grad, (stage - 1) * t + tp_rank, groups["bwd_out"])
+        comm.flush()
+        if step == 0:
+            # NumPy arrays, not tensors: torch would share tensors through file descriptors that die with us
+            first = {"loss": total, "grads": {n: v.grad.detach().cpu().numpy().copy() for n, v in p.items()},
+                     "logits": torch.cat([logits_out[i] for i in sorted(logits_out)]).numpy() if logits_out else None}
+            counts_first = {"tp_bytes": comm.tp_bytes - tp0, "pp_bytes": comm.pp_bytes - pp0,
+                            "tp_calls": comm.tp_calls, "pp_sends": comm.pp_sends}
+        losses.append(total)
+        opt.step()
+    return {"rank": ctx.rank, "tp_rank": tp_rank, "stage": stage, "first": first, "losses": losses,
+            "counts": counts_first, "step_s": (time.perf_counter() - t0) / cfg.steps, "backend": ctx.backend}
+
+
+def _lab_worker(ctx: Any, cfgs: Sequence[LabConfig]) -> list[dict[str, Any]]:
+    """One process: run every configuration in turn (one process start for several experiments)."""
+    return [_run_one(ctx, cfg) for cfg in cfgs]
+
+
+@dataclass
+class LabResult:
+    """What :func:`run_lab` found: agreement with one process, the loss curve, and the bytes counted."""
+
+    config: LabConfig
+    backend: str
+    loss_first_step: float
+    reference_loss_first_step: float
+    max_abs_logit_diff: float
+    max_abs_grad_diff: float
+    max_rel_grad_diff: float
+    losses: list[float]
+    reference_losses: list[float]
+    tp_bytes_per_rank: int  # measured in the first step (per rank, its own stage's layers)
+    tp_bytes_formula: float
+    pp_bytes_per_boundary_per_microbatch: float  # measured: per direction
+    pp_bytes_formula: float
+    wall_s: float
+    step_s: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def matches_single_process(self) -> bool:
+        """Outputs, gradients and the whole loss curve agree with the single-process model (allclose)."""
+        import torch
+
+        return (self.max_abs_logit_diff < 1e-4 and self.max_abs_grad_diff < 1e-5
+                and torch.allclose(torch.tensor(self.losses), torch.tensor(self.reference_losses), rtol=1e-4, atol=1e-5))
+
+    @property
+    def loss_decreased(self) -> bool:
+        k = max(1, len(self.losses) // 5)
+        return sum(self.losses[-k:]) / k < 0.8 * sum(self.losses[:k]) / k
+
+
+def run_lab(cfg: LabConfig | None = None, backend: str | None = None, timeout_s: float = 60.0, **kwargs: Any) -> LabResult:
+    """Train the tiny GPT split over t x p processes and compare it with the same model in one process.
+
+    Chapter: "Run it for real, small". ``cfg`` (or keyword arguments of :class:`LabConfig`) sets the
+    layout; ``backend`` is gloo (CPU) or NCCL (one GPU per rank), chosen by :func:`ampere.launch.spawn`
+    when None.
+    """
+    return run_labs([cfg or LabConfig(**kwargs)], backend=backend, timeout_s=timeout_s)[0]
+
+
+def run_labs(cfgs: Sequence[LabConfig], backend: str | None = None, timeout_s: float = 60.0) -> list[LabResult]:
+    """:func:`run_lab` for several layouts of the same world size, in one set of processes."""
+    from . import launch
+
+    cfgs = list(cfgs)
+    if not cfgs:
+        raise ValueError("cfgs is empty: give at least one LabConfig")
+    worlds = sorted({c.world_size for c in cfgs})
+    if len(worlds) != 1:
+        raise ValueError(f"all configurations must have the same world size (tensor x pipeline); got {worlds}")
+    t0 = time.perf_counter()
+    per_rank = launch.spawn(_lab_worker, worlds[0], args=(cfgs,), backend=backend, timeout_s=timeout_s)
+    wall = time.perf_counter() - t0
+    return [_compare(cfg, [rank_results[i] for rank_results in per_rank], wall / len(cfgs))
+            for i, cfg in enumerate(cfgs)]
+
+
+def _compare(cfg: LabConfig, results: list[dict[str, Any]], wall: float) -> LabResult:
+    import torch
+
+    ref = _reference(cfg, _init_params(cfg), cfg.steps)
+    t, pp = cfg.tensor, cfg.pipeline
+    # reassemble the full gradients: each name from its stage's tensor ranks, in rank order
+    grads: dict[str, Any] = {}
+    for stage in range(pp):
+        ranks = [r for r in results if r["stage"] == stage]
+        ranks.sort(key=lambda r: r["tp_rank"])
+        for name in _stage_names(cfg, stage):
+            grads[name] = _unshard(name, [torch.from_numpy(r["first"]["grads"][name]) for r in ranks])
+    abs_diff = max(float((grads[n] - ref["grads"][n]).abs().max()) for n in grads)
+    rel_diff = max(float((grads[n] - ref["grads"][n]).abs().max() / (ref["grads"][n].abs().max() + 1e-12)) for n in grads)
+    last = [r for r in results if r["stage"] == pp - 1]
+    logits = torch.from_numpy(last[0]["first"]["logits"])
+    logit_diff = float((logits - ref["logits"]).abs().max())
+    losses = last[0]["losses"]
+    tp_measured = max(r["counts"]["tp_bytes"] for r in results)
+    pp_counts = [r["counts"]["pp_bytes"] for r in results if r["stage"] == 0]
+    per_boundary = (pp_counts[0] / cfg.microbatches) if pp > 1 else 0.0
+    notes = []
+    if any(math.isnan(x) for x in losses):
+        notes.append("the loss became NaN")
+    return LabResult(cfg, results[0]["backend"], last[0]["first"]["loss"], ref["loss"], logit_diff, abs_diff, rel_diff,
+                     losses, ref["losses"], tp_measured, tp_bytes_formula(cfg) if t > 1 else 0.0, per_boundary,
+                     pp_bytes_formula(cfg) if pp > 1 else 0.0, wall, max(r["step_s"] for r in results), notes)

@@ -1,0 +1,353 @@
+"""Tests of ampere.megatron and ampere.megatron_lab (chapter: Megatron-LM, 3D parallelism)."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from ampere import interconnect, megatron as M, specs
+
+
+# --- sizing a GPT ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("row", M.TABLE1, ids=[r["name"] for r in M.TABLE1])
+def test_parameter_count_reproduces_table1(row):
+    cfg = M.table1_config(row)
+    assert round(M.params(cfg) / 1e9, 1) == row["params_b"]
+
+
+def test_parameter_formula_equals_counting_the_tensors():
+    cfg = M.GPTConfig(layers=3, hidden=64, heads=4, vocab=100, seq=16)
+    h, V, s = 64, 100, 16
+    per_layer = (h * 3 * h + 3 * h) + (h * h + h) + (h * 4 * h + 4 * h) + (4 * h * h + h) + 2 * 2 * h
+    assert M.params(cfg) == pytest.approx(3 * per_layer + V * h + s * h)
+    # the split over tensor ranks adds up: replicated parts counted once per rank
+    per = M.params_per_gpu(cfg, tensor=2, pipeline=1)
+    assert per["max"] == pytest.approx(3 * ((12 * h * h + 7 * h) / 2 + 6 * h) + V * h / 2 + s * h + 2 * h)
+
+
+def test_flops_per_iteration_is_equation_3():
+    cfg = M.table1_config("1T")
+    B, s, l, h, V = 3072, 2048, 128, 25600, 51200
+    eq3 = 96 * B * s * l * h**2 * (1 + s / (6 * h) + V / (16 * l * h))
+    assert M.flops_per_iteration(cfg, B) == pytest.approx(eq3, rel=1e-12)
+    no_rc = M.flops_per_iteration(cfg, B, recompute=False)
+    assert no_rc == pytest.approx(72 * B * s * l * h**2 * (1 + s / (6 * h)) + 6 * B * s * h * V, rel=1e-12)
+
+
+@pytest.mark.parametrize("est", M.TRAINING_ESTIMATES, ids=lambda e: e["model"])
+def test_training_days_34_and_84(est):
+    days = M.training_days(est["params"], est["tokens"], est["gpus"], est["tflops_per_gpu"])
+    assert round(days) == est["published_days"]
+
+
+def test_config_and_training_days_reject_bad_input():
+    with pytest.raises(ValueError, match="hidden=100 must be divisible by heads=3"):
+        M.GPTConfig(layers=2, hidden=100, heads=3)
+    with pytest.raises(ValueError, match="layers=0"):
+        M.GPTConfig(layers=0, hidden=64, heads=4)
+    with pytest.raises(ValueError, match="tokens"):
+        M.training_days(1e9, -1, 8, 100)
+    with pytest.raises(ValueError, match="batch"):
+        M.flops_per_iteration(M.GPTConfig(2, 64, 4), 0)
+
+
+# --- layouts ------------------------------------------------------------------------------------------------
+
+CFG = M.GPTConfig(layers=24, hidden=2304, heads=24)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(gpus=32, batch=512, tensor=5, pipeline=1), "tensor=5 does not divide heads=24"),
+    (dict(gpus=35, batch=512, tensor=1, pipeline=5), "layers=24 is not divisible by pipeline x interleave"),
+    (dict(gpus=36, batch=512, tensor=8, pipeline=1), "gpus=36 is not divisible by tensor x pipeline"),
+    (dict(gpus=32, batch=500, tensor=1, pipeline=1, microbatch=16), "batch=500 is not divisible by microbatch x data"),
+    (dict(gpus=8, batch=12, tensor=1, pipeline=4, microbatch=1, interleave=2), "multiple of pipeline"),
+    (dict(gpus=32, batch=512, tensor=1, pipeline=1, interleave=2), "needs pipeline > 1"),
+    (dict(gpus=32, batch=512, tensor=0, pipeline=1), "tensor=0 must be a positive integer"),
+])
+def test_layouts_that_do_not_divide_say_which_rule(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        M.layout(CFG, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        M.estimate(CFG, **kwargs)
+
+
+def test_layout_counts():
+    lay = M.layout(M.table1_config("1T"), 3072, 3072, 8, 64, 1, 1)
+    assert (lay.data, lay.microbatches) == (6, 512)
+
+
+# --- memory -------------------------------------------------------------------------------------------------
+
+def test_activation_formulas_of_korthikanti():
+    cfg = M.GPTConfig(layers=1, hidden=1024, heads=16, seq=2048)
+    sbh = 2048 * 1024
+    assert M.activation_bytes_per_layer(cfg) == pytest.approx(sbh * (34 + 5 * 16 * 2048 / 1024))
+    assert M.activation_bytes_per_layer(cfg, tensor=4) == pytest.approx(sbh * (10 + 24 / 4 + 5 * 16 * 2048 / (1024 * 4)))
+    assert M.activation_bytes_per_layer(cfg, tensor=4, sequence_parallel=True) == pytest.approx(
+        sbh * (34 / 4 + 5 * 16 * 2048 / (1024 * 4)))
+    assert M.activation_bytes_per_layer(cfg, recompute=True) == 2 * sbh
+
+
+def test_memory_model_bytes_per_param_and_options():
+    cfg = M.table1_config("1T")
+    base = M.memory_per_gpu(cfg, 3072, 3072, 8, 64)
+    assert base["bytes_per_param"] == 16
+    assert base["fits"] and base["total"] < 80e9
+    forty = M.memory_per_gpu(cfg, 3072, 3072, 8, 64, gpu="A100-SXM4-40GB")
+    assert not forty["fits"] and forty["capacity"] == 40e9
+    dist = M.memory_per_gpu(cfg, 3072, 3072, 8, 64, distributed_optimizer=True)
+    assert dist["optimizer"] == pytest.approx(base["optimizer"] / 6)
+    norc = M.memory_per_gpu(cfg, 3072, 3072, 8, 64, recompute=False)
+    assert norc["activations"] > 5 * base["activations"]
+    sp = M.memory_per_gpu(cfg, 3072, 3072, 8, 64, recompute=False, sequence_parallel=True)
+    assert sp["activations"] < norc["activations"]
+    gpipe = M.memory_per_gpu(cfg, 3072, 3072, 8, 64, schedule="gpipe")
+    assert gpipe["activations"] > 5 * base["activations"]  # all 512 microbatches instead of 64
+    with pytest.raises(ValueError, match="schedule"):
+        M.memory_per_gpu(cfg, 3072, 3072, 8, 64, schedule="pipedream")
+
+
+# --- pipeline schedules ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,p,m,v", [
+    ("gpipe", 4, 8, 1), ("gpipe", 2, 3, 1), ("1f1b", 4, 8, 1), ("1f1b", 8, 5, 1), ("1f1b", 1, 4, 1),
+    ("interleaved", 4, 8, 2), ("interleaved", 4, 4, 4), ("interleaved", 8, 16, 3),
+])
+def test_simulated_bubble_equals_the_formula(kind, p, m, v):
+    res = M.simulate_schedule(kind, p, m, v)
+    assert res.bubble_fraction == pytest.approx(M.bubble_formula(p, m, v), abs=1e-12)
+    # every microbatch runs forward and backward once per chunk on every device
+    for r in range(p):
+        ops = [o for o in res.ops if o["device"] == r]
+        assert len(ops) == 2 * m * v
+
+
+def test_in_flight_activations_gpipe_1f1b_interleaved():
+    assert M.simulate_schedule("gpipe", 4, 12).max_in_flight[0] == 12
+    assert M.simulate_schedule("1f1b", 4, 12).max_in_flight == [4, 3, 2, 1]
+    p, v = 8, 2
+    res = M.simulate_schedule("interleaved", p, 16, v)
+    assert res.max_in_flight[0] == pytest.approx(p * (1 + (p - 1) / (p * v)))
+
+
+def test_unbalanced_pipeline_matches_the_closed_form_used_by_estimate():
+    p, m = 8, 32
+    stage_times = [(1.0, 2.0)] * (p - 1) + [(1.1, 2.2)]
+    res = M.simulate_schedule("1f1b", p, m, stage_times=stage_times)
+    assert res.makespan == pytest.approx(m * 3.3 + (p - 1) * 3.0)
+
+
+def test_schedule_errors():
+    with pytest.raises(ValueError, match="multiple of pipeline"):
+        M.schedule_ops("interleaved", 4, 6, 2)
+    with pytest.raises(ValueError, match="kind='zero-bubble' is not a schedule"):
+        M.schedule_ops("zero-bubble", 4, 8)
+    with pytest.raises(ValueError, match="needs kind='interleaved'"):
+        M.schedule_ops("1f1b", 4, 8, 2)
+
+
+def test_communication_delays_the_pipeline():
+    a = M.simulate_schedule("1f1b", 4, 8)
+    b = M.simulate_schedule("1f1b", 4, 8, t_comm=0.1)
+    assert b.makespan > a.makespan
+
+
+# --- the throughput model ----------------------------------------------------------------------------------------
+
+def test_gemm_roofline_and_waves():
+    peak = specs.get("A100-SXM4-80GB").peak_flops("fp16")
+    m, n, k = 1024, 10240, 5120
+    t = M.gemm_time(m, n, k)
+    assert 2 * m * n * k / t == pytest.approx(271.2e12, rel=0.01)  # the MAMF input comes back
+    # a thin inner dimension is memory-bound: time = bytes / achievable HBM bandwidth
+    hbm = M.INPUTS["hbm_fraction"].value * specs.get("A100-SXM4-80GB").hbm_bytes_per_s
+    t_small = M.gemm_time(2048, 2048, 64, batch=64)
+    assert t_small == pytest.approx(2 * (2048 * 64 * 2 + 2048 * 2048) * 64 / hbm, rel=0.02)
+    # one tile more than a wave costs a whole wave
+    full = M.gemm_time(256 * 9, 128 * 12, 4096)
+    over = M.gemm_time(256 * 9 + 1, 128 * 12, 4096)
+    assert over > 1.3 * full
+    assert 2 * m * n * k / t < 0.9 * peak
+
+
+def test_attention_efficiency_is_derived_from_the_published_benchmark():
+    eff = M.attention_efficiency()
+    b = M.ATTENTION_BENCHMARK
+    roof = M.attention_core_roofline(b["gpu"], b["batch"], b["heads"], b["head_dim"], b["seq"])["total"]
+    assert eff == pytest.approx(roof / 17.41e-3)
+    assert 0.5 < eff < 1.0
+
+
+def test_tensor_parallel_all_reduce_uses_the_interconnect_model():
+    hw = M._hardware("A100-SXM4-80GB")
+    nbytes = 2 * 2048 * 25600
+    assert M._tp_allreduce(hw, nbytes, 8) == interconnect.collective_time(
+        "all_reduce", nbytes, 8, 230e9, interconnect.A100_INTRA_LATENCY_S)
+    assert M._tp_allreduce(hw, nbytes, 16) > 1.5 * M._tp_allreduce(hw, nbytes, 8)  # crossing nodes hurts
+
+
+def test_estimate_breakdown_sums_and_calibration():
+    row = next(r for r in M.TABLE1 if r["name"] == M.CALIBRATION_RUN)
+    cal = M._row_estimate(row)
+    unc = M._row_estimate(row, calibrated=False)
+    assert cal.tflops_per_gpu == pytest.approx(row["tflops_per_gpu"], rel=1e-9)
+    assert unc.tflops_per_gpu > cal.tflops_per_gpu
+    for est in (cal, unc):
+        assert sum(est.breakdown.values()) == pytest.approx(est.time_per_iteration_s, rel=1e-12)
+        assert list(est.breakdown) == list(M.CATEGORIES)
+    assert unc.breakdown["unmodelled (system efficiency)"] == 0.0
+    assert 0.8 < M.system_efficiency() < 0.95  # what a hardware model does not see: about 12%
+
+
+def test_estimate_required_fields_and_bubble():
+    cfg = M.table1_config("1T")
+    est = M.estimate(cfg, 3072, 3072, 8, 64)
+    for name in ("tflops_per_gpu", "time_per_iteration_s", "bubble_fraction", "memory_bytes_per_gpu", "breakdown"):
+        assert hasattr(est, name)
+    assert est.bubble_fraction == pytest.approx(M.bubble_formula(64, 512), rel=0.1)
+    flops = M.flops_per_iteration(cfg, 3072)
+    assert est.tflops_per_gpu == pytest.approx(flops / 3072 / est.time_per_iteration_s / 1e12)
+    inter = M.estimate(cfg, 3072, 3072, 8, 64, interleave=2)
+    assert inter.bubble_fraction < est.bubble_fraction
+    assert inter.breakdown["pipeline sends"] > est.breakdown["pipeline sends"]
+    no_sg = M.estimate(cfg, 3072, 3072, 8, 64, scatter_gather=False)
+    assert no_sg.breakdown["pipeline sends"] > 2 * est.breakdown["pipeline sends"]
+    norc = M.estimate(cfg, 3072, 3072, 8, 64, recompute=False)
+    assert norc.time_per_iteration_s < est.time_per_iteration_s
+    assert not norc.fits_in_memory  # why the paper recomputes
+    with pytest.raises(ValueError, match="ddp="):
+        M.estimate(cfg, 3072, 3072, 8, 64, ddp="fsdp")
+    with pytest.raises(ValueError, match="not in the catalogue"):
+        M.estimate(cfg, 3072, 3072, 8, 64, gpu="A200")
+
+
+def test_other_gpus_run_with_notes():
+    cfg = M.table1_config("145B")
+    h100 = M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, gpu="H100-SXM5-80GB")
+    a100 = M.estimate(cfg, 1536, 2304, 8, 8, 2, 2)
+    assert h100.tflops_per_gpu > 2 * a100.tflops_per_gpu
+    assert any("DGX A100" in n for n in h100.notes)
+    pcie = M.estimate(M.table1_config("1.7B"), 32, 512, 1, 1, 16, gpu="A100-PCIE-40GB")
+    assert pcie.gpu == "A100-PCIE-40GB"
+
+
+def test_table1_acceptance_targets():
+    rows = M.table1_rows()
+    held = [abs(r["error_calibrated"]) for r in rows if not r["calibration_run"]]
+    assert len(held) == 9
+    assert statistics.mean(held) <= 0.03
+    assert max(held) <= 0.07
+    # the model gets the trend: throughput rises from the small rows to the large ones, as published
+    cal = {r["name"]: r["calibrated"] for r in rows}
+    assert cal["530B"] > cal["18B"] and cal["310B"] > cal["7.5B"]
+
+
+def test_table2_fall_with_more_gpus():
+    rows = M.table2_rows("default")
+    by_model = {}
+    for r in rows:
+        by_model.setdefault(r["model"], []).append(r)
+    for model, rs in by_model.items():
+        pred = [r["predicted"] for r in rs]
+        assert pred == sorted(pred, reverse=True), model  # more GPUs, fewer microbatches, lower per-GPU rate
+        assert abs(rs[-1]["predicted_fall"] - rs[-1]["published_fall"]) <= 0.03
+    inter = M.table2_rows("interleaved")
+    assert abs(inter[2]["predicted_fall"]) < abs(rows[2]["predicted_fall"])  # interleaving shrinks the bubble
+    with pytest.raises(ValueError, match="schedule="):
+        M.table2_rows("zb")
+
+
+def test_validate_passes():
+    text, ok = M.validate()
+    assert ok, text
+    assert "calibration run" in text and "Table 2" in text
+
+
+def test_search_keeps_tensor_parallelism_inside_a_node():
+    cfg = M.table1_config("1T")
+    best = M.search_layouts(cfg, 3072, 3072, top=5)
+    assert best and all(e.fits_in_memory for e in best)
+    assert [e.tflops_per_gpu for e in best] == sorted((e.tflops_per_gpu for e in best), reverse=True)
+    assert all(e.layout.tensor <= 8 for e in best)
+    assert all(e.layout.pipeline > 1 for e in best)  # the model does not fit otherwise
+    small = M.search_layouts(M.GPTConfig(4, 256, 4, vocab=512, seq=128), 8, 64, top=None)
+    assert all(e.layout.gpus == 8 for e in small)
+
+
+def test_claims_have_verdicts():
+    rows = M.claims()
+    assert len(rows) == 4
+    assert {"claim", "verdict", "evidence"} <= set(rows[0])
+    assert "80 GB" in rows[1]["verdict"]
+    assert "52.4%" in rows[0]["evidence"]
+
+
+def test_inputs_have_sources_in_the_bibliography():
+    import pathlib
+
+    bib = (pathlib.Path(__file__).resolve().parents[1] / "book" / "references.bib").read_text()
+    keys = {i.source for i in M.INPUTS.values() if i.source} | {"narayanan2021megatron", "megatronsc21scripts",
+                                                                "korthikanti2022reducing", "shoeybi2019megatron"}
+    missing = sorted(k for k in keys if f"{{{k}," not in bib)
+    assert not missing, missing
+
+
+# --- the distributed lab ---------------------------------------------------------------------------------------
+
+def test_lab_config_validation_and_shards_roundtrip():
+    torch = pytest.importorskip("torch")
+    from ampere import megatron_lab as L
+
+    with pytest.raises(ValueError, match="tensor=3 does not divide heads=4"):
+        L.LabConfig(tensor=3)
+    with pytest.raises(ValueError, match="pipeline=3 does not divide layers=2"):
+        L.LabConfig(pipeline=3)
+    cfg = L.LabConfig(tensor=2)
+    full = L._init_params(cfg)
+    for name in ("0.qkv_w", "0.qkv_b", "0.fc1_w", "0.proj_w", "0.fc2_w", "0.proj_b", "wte"):
+        shards = [L._shard(name, full[name], r, 2) for r in range(2)]
+        assert torch.equal(L._unshard(name, shards), full[name])
+    assert L.tp_bytes_formula(cfg) == 8 * 4 * 32 * 32 * 0.5 * 2 * 2 * 4
+    assert L.pp_bytes_formula(L.LabConfig(tensor=1, pipeline=2)) == 4 * 32 * 32 * 4
+
+
+def test_lab_matches_single_process_and_counts_bytes():
+    pytest.importorskip("torch")
+    from ampere import megatron_lab as L
+
+    cfgs = [L.LabConfig(tensor=2, pipeline=1, steps=3), L.LabConfig(tensor=1, pipeline=2, steps=3)]
+    tp, pp = L.run_labs(cfgs, backend="gloo", timeout_s=60)
+    for r in (tp, pp):
+        assert r.matches_single_process, (r.max_abs_grad_diff, r.max_abs_logit_diff)
+        assert r.losses[-1] < r.losses[0]
+    assert tp.tp_bytes_per_rank == tp.tp_bytes_formula
+    assert pp.pp_bytes_per_boundary_per_microbatch == pp.pp_bytes_formula
+    assert tp.pp_bytes_formula == 0 and pp.tp_bytes_formula == 0
+    with pytest.raises(ValueError, match="same world size"):
+        L.run_labs([L.LabConfig(tensor=2), L.LabConfig(tensor=4)])
+
+
+# --- measuring ---------------------------------------------------------------------------------------------------
+
+def test_layer_gemm_shapes_and_cpu_measurement():
+    pytest.importorskip("torch")
+    cfg = M.GPTConfig(layers=2, hidden=64, heads=4, vocab=128, seq=32)
+    shapes = M.layer_gemm_shapes(cfg, tensor=2, microbatch=2)
+    flops = sum(2 * g["m"] * g["n"] * g["k"] * g["batch"] for g in shapes)
+    assert flops == pytest.approx((24 * 2 * 32 * 64**2 + 4 * 2 * 32**2 * 64) / 2)  # forward FLOPs / t
+    recs = M.measure_layer_gemms(cfg, 2, 2, device="cpu", dtype="fp32", warmup_s=0.0, max_time_s=0.05)
+    assert [r["name"] for r in recs] == [g["name"] for g in shapes]
+    assert all(r["measured_s"] > 0 and r["model_s"] is None for r in recs)
+    with pytest.raises(ValueError, match="dtype="):
+        M.measure_layer_gemms(cfg, dtype="int8")
+    with pytest.raises(ValueError, match="tensor=3"):
+        M.layer_gemm_shapes(cfg, tensor=3)
+
+
+def test_bench_without_gpu_says_so(capsys, monkeypatch):
+    monkeypatch.setenv("AMPERE_DEVICE", "cpu")
+    assert M.bench_main(["--no-save"]) == 0
+    assert "nothing to measure" in capsys.readouterr().out
