@@ -37,7 +37,8 @@ from typing import Any, Iterable
 
 from . import __version__
 
-__all__ = ["SCHEMA", "make_result", "validate", "save", "load", "recorded", "default_filename", "provenance"]
+__all__ = ["SCHEMA", "make_result", "validate", "save", "load", "recorded", "default_filename", "provenance",
+           "write_atomic"]
 
 SCHEMA = "ampere-result/1"
 _REQUIRED = {"schema": str, "benchmark": str, "created_utc": str, "device": dict, "versions": dict,
@@ -122,8 +123,16 @@ def save(result: dict[str, Any], path: str | os.PathLike[str]) -> Path:
         raise ValueError(f"output folder {str(folder)!r} cannot be created: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK):
         raise ValueError(f"output folder {str(folder)!r} is not writable")
-    text = json.dumps(result, indent=1, sort_keys=False, allow_nan=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    return write_atomic(path, json.dumps(result, indent=1, sort_keys=False, allow_nan=False) + "\n")
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, fsync, then rename.
+
+    A reader sees the old file or the new one, never half of one, even if the writer is killed.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
