@@ -40,7 +40,8 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(PY) tools/check_notebooks.py
-	$(PY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15 tests book
+	$(PY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15 -m "not serial" tests book
+	$(PY) -m pytest -q -p no:xdist -m serial tests
 	$(VENV)/bin/jupyter-book build -W -n --keep-going -q .
 
 unit: $(STAMP)

@@ -27,6 +27,7 @@ BENCHES: dict[str, str] = {
     "sparsity": "ampere.sparsity:bench_main",
     "mig": "ampere.mig:bench_main",
     "collectives": "ampere.interconnect:bench_main",
+    "megatron": "ampere.megatron:bench_main",
 }
 
 #: model validation name -> "module:function" (function() -> (text report, passed: bool))
@@ -34,10 +35,13 @@ VALIDATIONS: dict[str, str] = {
     "specs": "ampere.architecture:validate_datasheets",
     "hbm": "ampere.hbm:validate_models",
     "cluster": "ampere.cluster:validate",
+    "megatron": "ampere.megatron:validate",
 }
 
 #: other sub-commands implemented by chapter modules
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "report": "ampere.report:main",
+}
 
 
 def _resolve(target: str) -> Callable[..., Any]:
