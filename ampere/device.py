@@ -47,6 +47,8 @@ class DeviceInfo:
     mig_instance: str | None = None  # profile name when this process runs inside a MIG instance
     sm_clock_max_hz: float | None = None  # NVML max SM clock
     power_limit_w: float | None = None  # NVML enforced power limit
+    ecc_enabled: bool | None = None  # NVML current ECC mode (None: unknown or not supported)
+    pcie_link: str | None = None  # current PCIe link, e.g. "Gen4 x16" (NVML)
     torch_version: str | None = None
     cuda_version: str | None = None
     cudnn_version: int | None = None
@@ -108,6 +110,8 @@ class DeviceInfo:
             if self.sm_clock_max_hz:
                 lines.append(f"max SM clock   {self.sm_clock_max_hz / 1e6:.0f} MHz"
                              + (f", power limit {self.power_limit_w:.0f} W" if self.power_limit_w else ""))
+            if self.ecc_enabled is not None or self.pcie_link:
+                lines.append(f"ECC / PCIe     {yes[self.ecc_enabled]} / {self.pcie_link or 'unknown'}")
         lines += [f"torch          {self.torch_version or 'not installed'}"
                   + (f", CUDA {self.cuda_version}" if self.cuda_version else "")
                   + (f", driver {self.driver_version}" if self.driver_version else ""),
@@ -154,6 +158,9 @@ def _nvml_info(index: int) -> dict[str, Any]:
         ask("mig_mode", pynvml.nvmlDeviceGetMigMode, handle)
         ask("sm_clock_max_mhz", pynvml.nvmlDeviceGetMaxClockInfo, handle, pynvml.NVML_CLOCK_SM)
         ask("power_limit_mw", pynvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+        ask("ecc_mode", pynvml.nvmlDeviceGetEccMode, handle)
+        ask("pcie_gen", pynvml.nvmlDeviceGetCurrPcieLinkGeneration, handle)
+        ask("pcie_width", pynvml.nvmlDeviceGetCurrPcieLinkWidth, handle)
     except Exception as exc:
         out["notes"].append(f"NVML query failed: {exc}")
     finally:
@@ -215,6 +222,8 @@ def _probe_cuda(torch: Any, index: int, base: dict[str, Any], notes: list[str]) 
     if mig_instance:
         mig_enabled = True
     power_mw = nvml.get("power_limit_mw")
+    ecc_mode = nvml.get("ecc_mode")
+    pcie = f"Gen{nvml['pcie_gen']} x{nvml['pcie_width']}" if nvml.get("pcie_gen") and nvml.get("pcie_width") else None
     nccl = None
     with contextlib.suppress(Exception):
         v = torch.cuda.nccl.version()
@@ -227,6 +236,7 @@ def _probe_cuda(torch: Any, index: int, base: dict[str, Any], notes: list[str]) 
         mig_enabled=mig_enabled, mig_instance=mig_instance,
         sm_clock_max_hz=nvml["sm_clock_max_mhz"] * 1e6 if nvml.get("sm_clock_max_mhz") else None,
         power_limit_w=power_mw / 1000 if power_mw else None,
+        ecc_enabled=bool(ecc_mode[0]) if isinstance(ecc_mode, (tuple, list)) else None, pcie_link=pcie,
         cuda_version=torch.version.cuda, cudnn_version=torch.backends.cudnn.version(), nccl_version=nccl,
         driver_version=nvml.get("driver_version"), notes=tuple(notes), **base,
     )

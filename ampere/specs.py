@@ -365,7 +365,8 @@ _add(GPUSpec(
         ("int8", False): Quoted("1978.9"), ("int8", True): Quoted("3957.8"),
     },
     sources=_H100_SOURCES,
-    notes=("Tensor peaks correspond to 1830 MHz, FP32/FP64 peaks to the 1980 MHz boost clock.",),
+    notes=("Tensor peaks correspond to 1830 MHz, FP32/FP64 peaks to the 1980 MHz boost clock.",
+           "memory_data_rate_bps is back-computed from 3.35 TB/s over 5120 bits; NVIDIA does not print it."),
 ))
 _add(GPUSpec(
     name="H200-SXM-141GB", marketing_name="NVIDIA H200 SXM 141GB", architecture="Hopper", chip="GH100",
