@@ -90,3 +90,12 @@ def test_bundled_records_are_valid():
     for res in results.recorded():
         assert res["schema"] == results.SCHEMA and res["records"]
     assert results.recorded(benchmark="no-such-benchmark") == []
+
+
+def test_written_files_have_ordinary_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = results.write_atomic(tmp_path / "x.txt", "hello")
+    finally:
+        os.umask(old)
+    assert path.read_text() == "hello" and (path.stat().st_mode & 0o777) == 0o644
