@@ -54,10 +54,12 @@ def _worker(rank: int, world_size: int, backend: str, init_file: str, timeout_s:
 
     try:
         torch.set_num_threads(1)
+        extra = {}
         if backend == "nccl":
             torch.cuda.set_device(rank)
+            extra["device_id"] = torch.device("cuda", rank)  # binds the communicator to this rank's GPU
         dist.init_process_group(backend, init_method=f"file://{init_file}", rank=rank, world_size=world_size,
-                                timeout=_dt.timedelta(seconds=timeout_s))
+                                timeout=_dt.timedelta(seconds=timeout_s), **extra)
         try:
             result = fn(RankContext(rank, world_size, backend), *args)
         finally:
@@ -101,6 +103,13 @@ def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend:
     backend = backend or default_backend(world_size)
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend={backend!r} is not supported; allowed: 'gloo', 'nccl'")
+    if backend == "nccl":
+        import torch
+
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if world_size > gpus:
+            raise ValueError(f"world_size={world_size} with backend='nccl' needs one GPU per rank; "
+                             f"this machine has {gpus}: use fewer ranks or backend='gloo'")
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
     with tempfile.TemporaryDirectory(prefix="ampere-launch-") as tmp:

@@ -175,14 +175,34 @@ def l2_flusher(device: Any, l2_bytes: int | None = None) -> Callable[[], None]:
         return lambda: None
     if l2_bytes is None:
         l2_bytes = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)) or 64 * 2**20
-    buf = torch.empty(2 * int(l2_bytes) + 2**20, dtype=torch.uint8, device=device)
+    size = 2 * int(l2_bytes) + 2**20
+    buf = torch.empty(size, dtype=torch.uint8, device=device)
+    clean = torch.zeros(size // 4, dtype=torch.float32, device=device)
+    sink = torch.empty((), dtype=torch.float32, device=device)
     counter = [0]
 
     def flush() -> None:
         counter[0] = (counter[0] + 1) % 251
-        buf.fill_(counter[0])
+        buf.fill_(counter[0])  # evicts everything the timed kernel left in L2 ...
+        torch.sum(clean, out=sink)  # ... then a read leaves clean lines, so no write-back lands in the next sample
 
     return flush
+
+
+def _nvml_handle(pynvml: Any, device: Any) -> Any:
+    """The NVML handle of a torch CUDA device, matched by PCI bus id: NVML numbers GPUs as the driver sees
+    them, torch as ``CUDA_VISIBLE_DEVICES`` lists them, and the two differ on shared or MIG machines."""
+    import torch
+
+    index = getattr(device, "index", None) or 0
+    props = torch.cuda.get_device_properties(index)
+    if all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
+        bus_id = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"
+        try:
+            return pynvml.nvmlDeviceGetHandleByPciBusId(bus_id.encode())
+        except Exception:
+            pass
+    return pynvml.nvmlDeviceGetHandleByIndex(index)
 
 
 def _sm_clock_reader(device: Any) -> tuple[Callable[[], float | None], float | None]:
@@ -191,7 +211,7 @@ def _sm_clock_reader(device: Any) -> tuple[Callable[[], float | None], float | N
         import pynvml
 
         pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(getattr(device, "index", None) or 0)
+        handle = _nvml_handle(pynvml, device)
         max_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
 
         def read() -> float | None:
@@ -255,11 +275,13 @@ def benchmark(
     sync()
     estimate = max((time.perf_counter() - t0) / 3, 1e-9)
     k = calls_per_sample or max(1, min(10_000, math.ceil(target_sample_s / estimate)))
-    # 3. warm-up by time
+    # 3. warm-up by time, synchronising every batch: otherwise the host only fills the launch queue
+    #    (about a thousand kernels) and the real warm-up silently lasts that many calls longer
     t_end = time.perf_counter() + warmup_s
     while time.perf_counter() < t_end:
-        fn()
-    sync()
+        for _ in range(k):
+            fn()
+        sync()
 
     flush = l2_flusher(device, l2_bytes) if (flush_l2 and is_cuda) else None
     read_clock, max_mhz = _sm_clock_reader(device) if is_cuda else ((lambda: None), None)

@@ -29,3 +29,12 @@ def test_bad_arguments():
 def test_default_backend_is_gloo_without_gpus(monkeypatch):
     monkeypatch.setenv("AMPERE_DEVICE", "cpu")
     assert launch.default_backend(2) == "gloo"
+
+
+def test_nccl_needs_one_gpu_per_rank():
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.device_count() >= 64:
+        pytest.skip("a machine with 64 GPUs")
+    with pytest.raises(ValueError, match="one GPU per rank"):
+        launch.spawn(launch_workers.all_reduce_sum, 64, backend="nccl")

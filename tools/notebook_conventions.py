@@ -36,6 +36,15 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
         for key in ("execution", "colab", "outputId", "collapsed", "scrolled", "jupyter"):
             cell.metadata.pop(key, None)
+        if cell.cell_type == "code":  # the kernel may split one print into several chunks: merge them
+            merged = []
+            for out in cell.outputs:
+                if (merged and out.output_type == "stream" and merged[-1].output_type == "stream"
+                        and merged[-1].name == out.name):
+                    merged[-1].text += out.text
+                else:
+                    merged.append(out)
+            cell.outputs = merged
         for out in cell.get("outputs", []):
             if "metadata" in out and isinstance(out.metadata, dict):
                 out.metadata.pop("colab", None)
