@@ -11,8 +11,9 @@ What lives here, in the order of the chapter:
   sign/exponent/mantissa widths, never typed in. :func:`format_table` renders them.
 * :func:`round_to` -- FP32 values rounded to TF32, BF16 or FP16 with integer bit manipulation in NumPy.
   ``nearest`` equals PyTorch's own ``.to(torch.bfloat16)`` / ``.to(torch.float16)`` bit for bit
-  (the unit tests check 2 x 10^6 values); TF32 offers ``nearest`` (ties away from zero, what cuBLAS does),
-  ``nearest_even`` and ``truncate`` (what the tensor core does with unconverted bits).
+  (the unit tests check 2 x 10^6 values); TF32 offers ``nearest`` (ties away from zero, what cuBLAS was
+  observed to do on Ampere), ``nearest_even`` (IEEE; PTX has it from sm90 on) and ``truncate`` (what the
+  tensor core does with unconverted bits).
 * :func:`emulated_matmul`, :func:`error_vs_k`, :func:`accumulation_error_curve`, :func:`dot_error_bound`,
   :func:`max_k_for_error` -- the error of a matmul whose inputs are rounded, against an FP64 reference,
   and the classical (K u) and probabilistic (sqrt(K) u) bounds.
@@ -244,7 +245,8 @@ def bit_fields(fmt: str) -> list[tuple[str, int]]:
 # -------------------------------------------------------------------------------------------------------
 
 #: Modes :func:`round_to` accepts per format. ``nearest`` is IEEE round-to-nearest-even for BF16 and FP16
-#: and round-half-away-from-zero for TF32 (cuBLAS/PTX ``cvt.rna.tf32.f32``); ``truncate`` zeroes the
+#: and round-half-away-from-zero for TF32 (PTX ``cvt.rna.tf32.f32``, what cuBLAS was observed to do on Ampere);
+#: ``nearest_even`` is IEEE rounding for TF32 (PTX ``cvt.rn.tf32.f32``, sm90+); ``truncate`` zeroes the
 #: dropped bits (the tensor core reading unconverted FP32 words).
 ROUNDING_MODES: dict[str, tuple[str, ...]] = {
     "tf32": ("nearest", "nearest_even", "truncate"),
@@ -303,7 +305,9 @@ def _round_bits(bits: np.ndarray, fmt: str, mode: str) -> np.ndarray:
             r[sub] = value.view(np.uint32)
         r = np.where(r >= np.uint32((f.emax + 1 + 127) << 23), _INF, r)
     out = sign | r
-    return np.where(nan, bits | _QUIET, out)
+    # NaN stays NaN: quiet it and keep only the payload bits the format has, so the result is a valid value
+    # of the format (torch's own NaN payloads differ between its scalar and vectorised paths)
+    return np.where(nan, (bits & keep_mask) | _QUIET, out)
 
 
 def round_to(x: Any, fmt: str, mode: str = "nearest") -> np.ndarray:
@@ -312,9 +316,9 @@ def round_to(x: Any, fmt: str, mode: str = "nearest") -> np.ndarray:
     The input is first converted to FP32 (what a GPU holds in memory). ``mode="nearest"`` is IEEE
     round-to-nearest-even for BF16 and FP16, identical bit for bit to ``tensor.to(torch.bfloat16)`` and
     ``tensor.to(torch.float16)`` (subnormals, overflow to inf and signed zeros included; NaN stays NaN).
-    For TF32, ``nearest`` rounds half away from zero on the 13 dropped bits (cuBLAS converts with PTX
-    ``cvt.rna.tf32.f32``), ``nearest_even`` is IEEE rounding, and ``truncate`` zeroes the 13 bits, as the
-    tensor core does with FP32 words that were not converted. ``truncate`` also exists for BF16.
+    For TF32, ``nearest`` rounds half away from zero on the 13 dropped bits (PTX ``cvt.rna.tf32.f32``; what
+    cuBLAS was observed to do on Ampere GPUs), ``nearest_even`` is IEEE rounding, and ``truncate`` zeroes the
+    13 bits, as the tensor core does with FP32 words that were not converted. ``truncate`` also exists for BF16.
     Pure NumPy integer arithmetic (tens of millions of values per second). Chapter *TF32 and the precision formats*,
     section "Rounding, bit for bit".
     """
@@ -836,6 +840,23 @@ def _supported_precisions(info: Any, dev: Any, precisions: Sequence[str]) -> tup
     return run, skipped
 
 
+#: Longest predicted FP64 matmul call :func:`measure_throughput` times on a GPU (a T4 or an RTX card runs FP64 at
+#: 1/32 to 1/64 of FP32: an 8192^3 DGEMM there takes seconds per call, times ten samples and a warm-up).
+_FP64_MAX_CALL_S = 0.1
+
+
+def _fp64_sizes(spec: Any, dev: Any, sizes: Sequence[int]) -> list[int]:
+    """The sizes at which FP64 is worth timing on ``dev``: all on a CPU (tiny sizes there) and on GPUs whose FP64
+    peak (tensor cores where present) finishes a call within :data:`_FP64_MAX_CALL_S`; up to 2048 on a GPU
+    outside the catalogue."""
+    if dev.type != "cuda":
+        return list(sizes)
+    peak = _peak_for(spec, "fp64")
+    if peak is None:
+        return [n for n in sizes if n <= 2048]
+    return [n for n in sizes if 2.0 * n**3 / peak[1] <= _FP64_MAX_CALL_S]
+
+
 def _measure_int8(n: int, dev: Any, spec: Any, warmup_s: float, min_time_s: float, max_time_s: float) -> dict[str, Any]:
     import torch
 
@@ -881,9 +902,21 @@ def measure_throughput(sizes: Sequence[int] = (2048, 4096, 8192), precisions: Se
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     run, skipped = _supported_precisions(info, dev, precisions)
     spec = info.spec if dev.type == "cuda" else None
-    floats = [p for p in run if p != "int8"]
-    records = architecture.matmul_sweep(list(sizes), floats, device=dev, warmup_s=warmup_s, min_time_s=min_time_s,
-                                        max_time_s=max_time_s, progress=progress) if floats else []
+    sizes = [int(n) for n in sizes]
+    records: list[dict[str, Any]] = []
+    if "fp64" in run:
+        fp64_sizes = _fp64_sizes(spec, dev, sizes)
+        if len(fp64_sizes) < len(sizes):
+            which = f"sizes above {max(fp64_sizes)}" if fp64_sizes else "every size"
+            skipped["fp64"] = (f"{which} skipped: at this GPU's FP64 rate one call would take longer than "
+                               f"{_FP64_MAX_CALL_S} s")
+        if fp64_sizes:
+            records += architecture.matmul_sweep(fp64_sizes, ["fp64"], device=dev, warmup_s=warmup_s,
+                                                 min_time_s=min_time_s, max_time_s=max_time_s, progress=progress)
+    floats = [p for p in run if p not in ("int8", "fp64")]
+    if floats:
+        records += architecture.matmul_sweep(sizes, floats, device=dev, warmup_s=warmup_s, min_time_s=min_time_s,
+                                             max_time_s=max_time_s, progress=progress)
     if "int8" in run:
         for i, n in enumerate(sizes):
             rec = _measure_int8(int(n), dev, spec, warmup_s if i == 0 else warmup_s / 10, min_time_s, max_time_s)
@@ -949,6 +982,9 @@ def compare_tf32_with_emulation(device: Any = None, ks: Sequence[int] = (256, 10
 
     from . import device as _device
 
+    for label, v in (("m", m), ("n", n), *(("ks", k) for k in ks)):
+        if not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{label}={v!r}: must be a positive integer")
     info = _device.probe()
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     active = dev.type == "cuda" and info.tf32
@@ -1070,8 +1106,9 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
                    help="inner dimensions K of the error comparison (default 256 1024 4096; 64 256 on a CPU)")
     args = p.parse_args(list(argv or []))
     for n in args.sizes or []:
-        if n < 16 or n % 8:
-            p.error(f"--sizes {n}: sizes must be multiples of 8 and >= 16 (torch._int_mm needs that)")
+        if n < 24 or n % 8:
+            p.error(f"--sizes {n}: sizes must be multiples of 8 and >= 24 (torch._int_mm on CUDA needs more than "
+                    "16 rows and dimensions divisible by 8)")
     info = _device.probe()
     dev = _device.torch_device(info)
     gpu = dev.type == "cuda"
@@ -1152,8 +1189,13 @@ def plot_error_vs_k(ax: Any, sweep: ErrorSweep, bound_format: str = "fp32") -> N
     the accumulation format (chapter *TF32 and the precision formats*, figure "error versus K")."""
     ks = np.asarray(sweep.ks, dtype=float)
     for label, errs in sweep.errors.items():
-        ax.loglog(ks, errs, marker="o", markersize=4, color=_CASE_COLORS.get(label, "black"),
-                  linestyle="--" if "truncate" in label else "-", label=f"{label} inputs (emulated)")
+        # FP16 and TF32 inputs give the same error (same 10-bit mantissa): FP16 gets open squares drawn on top,
+        # so the TF32 line stays visible inside them
+        hollow = label == "fp16"
+        ax.loglog(ks, errs, marker="s" if hollow else "o", markersize=8 if hollow else 4,
+                  markerfacecolor="none" if hollow else None, zorder=3 if hollow else 2,
+                  color=_CASE_COLORS.get(label, "black"), linestyle="--" if "truncate" in label else "-",
+                  linewidth=0.8 if hollow else 1.5, label=f"{label} inputs (emulated)")
     u = FORMATS[bound_format].unit_roundoff
     ax.loglog(ks, np.sqrt(ks) * u, color="#999999", linestyle=":", label=f"sqrt(K) u, u = u_{bound_format}")
     ax.loglog(ks, ks * u, color="#555555", linestyle="-.", label=f"K u, u = u_{bound_format}")

@@ -140,3 +140,49 @@ def test_fp64_matmuls_are_compared_with_the_fp64_tensor_core_peak():
     assert arch.peak_precision_for(specs.get("V100-SXM2-32GB"), "fp64") == "fp64"
     assert arch.peak_precision_for(specs.get("V100-SXM2-32GB"), "tf32") is None
     assert arch.peak_precision_for(specs.get("T4"), "bf16") is None
+
+
+def test_bf16_peak_check_reads_sweeps_and_recorded_rows():
+    rows = [{"precision": "bf16", "n": 4096, "tflops": 600.0, "pct_of_peak": 60.6},
+            {"precision": "bf16", "n": 8192, "tflops": 760.0, "pct_of_peak": 76.8},
+            {"precision": "fp16", "n": 8192, "tflops": 700.0, "pct_of_peak": 70.7}]
+    check = arch.bf16_peak_check(rows)
+    assert check == {"n": 8192, "tflops": 760.0, "pct_of_peak": 76.8, "target_pct": arch.BF16_TARGET_PCT,
+                     "met": True}
+    assert arch.bf16_peak_check(rows, n=4096)["met"] is False
+    assert arch.bf16_peak_check([{"precision": "bf16", "n": 8192, "tflops": 1.0}]) is None  # no catalogue peak
+    assert arch.bf16_peak_check([]) is None
+
+
+def test_matmul_sweep_skips_the_rest_of_a_precision_on_out_of_memory(monkeypatch):
+    import torch
+
+    from ampere import timing
+
+    calls = []
+
+    def fake_benchmark(fn, **kw):
+        calls.append(kw["params"]["n"])
+        if kw["params"]["n"] >= 64:
+            raise torch.cuda.OutOfMemoryError("simulated")
+        return timing.Measurement(label="x", samples_s=[1e-3] * 10)
+
+    monkeypatch.setattr(timing, "benchmark", fake_benchmark)
+    with pytest.warns(UserWarning, match="out of memory"):
+        recs = arch.matmul_sweep([32, 64, 128], ["fp32"], device="cpu")
+    assert [r["n"] for r in recs] == [32] and calls == [32, 64]
+
+
+def test_bench_main_without_a_gpu_says_so(capsys, monkeypatch):
+    monkeypatch.setenv("AMPERE_DEVICE", "cpu")
+    assert arch.bench_main(["--quick", "--no-save"]) == 0
+    assert "No CUDA GPU here" in capsys.readouterr().out
+
+
+def test_public_functions_name_the_chapter():
+    import inspect
+
+    for name in arch.__all__:
+        obj = getattr(arch, name)
+        if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == arch.__name__:
+            assert "Architecture of the GA100" in " ".join((obj.__doc__ or "").split()), name

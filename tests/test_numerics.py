@@ -162,8 +162,13 @@ def test_tf32_modes_on_hand_made_bit_patterns(bits, nearest, even, trunc):
 def test_nan_stays_nan_in_every_mode(bits):
     x = np.array([bits], dtype=np.uint32).view(np.float32)
     for fmt, modes in N.ROUNDING_MODES.items():
+        drop = 23 - N.FORMATS[fmt].mantissa_bits
         for mode in modes:
-            assert np.isnan(N.round_to(x, fmt, mode))[0], (fmt, mode)
+            r = N.round_to(x, fmt, mode)
+            assert np.isnan(r)[0], (fmt, mode)
+            out = int(r.view(np.uint32)[0])
+            assert out & ((1 << drop) - 1) == 0, (fmt, mode, hex(out))  # a NaN the format can hold
+            assert out >> 31 == bits >> 31  # sign kept
 
 
 def test_tf32_keeps_ten_mantissa_bits_and_bounds_the_error():
@@ -407,12 +412,14 @@ def test_compare_and_probe_on_cpu():
     assert probe["derived"]["match_on_ties"]["nearest"] == 0.0
     with pytest.raises(ValueError, match="size=8"):
         N.tf32_conversion_probe("cpu", size=8)
+    with pytest.raises(ValueError, match="ks=0"):
+        N.compare_tf32_with_emulation("cpu", ks=[0], m=16, n=16)
 
 
 def test_bench_main_on_cpu_writes_a_valid_result(tmp_path, capsys):
     from ampere import results
 
-    rc = N.bench_main(["--sizes", "16", "32", "--precisions", "fp32", "tf32", "int8", "--error-ks", "16",
+    rc = N.bench_main(["--sizes", "24", "32", "--precisions", "fp32", "tf32", "int8", "--error-ks", "16",
                        "--out", str(tmp_path)])
     assert rc == 0
     out = capsys.readouterr().out
@@ -425,6 +432,21 @@ def test_bench_main_on_cpu_writes_a_valid_result(tmp_path, capsys):
     json.dumps(res)
     with pytest.raises(SystemExit):
         N.bench_main(["--sizes", "20"])
+    with pytest.raises(SystemExit):  # torch._int_mm on CUDA needs more than 16 rows
+        N.bench_main(["--sizes", "16"])
+
+
+def test_fp64_sizes_are_capped_on_gpus_with_slow_fp64():
+    from ampere import specs
+
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    sizes = [2048, 4096, 8192]
+    assert N._fp64_sizes(None, cpu, sizes) == sizes
+    assert N._fp64_sizes(specs.get("A100-SXM4-80GB"), cuda, sizes) == sizes  # DGEMM on the FP64 tensor cores
+    assert N._fp64_sizes(specs.get("H100-SXM5-80GB"), cuda, sizes) == sizes
+    assert N._fp64_sizes(specs.get("T4"), cuda, sizes) == [2048]  # 1/32 rate: 8192^3 would take seconds
+    assert N._fp64_sizes(specs.get("RTX-A6000"), cuda, sizes) == [2048]
+    assert N._fp64_sizes(None, cuda, sizes) == [2048]  # a GPU outside the catalogue: stay small
 
 
 # ---------------------------------------------------------------------------------------------------------
