@@ -45,7 +45,7 @@ __all__ = [
     "published_l2_sweep", "validate_models",
     # measurements
     "measure_bandwidth", "measure_l2_sweep", "measure_capacity", "bandwidth_rows", "sweep_rows",
-    "check_acceptance", "ACCEPT_COPY_PCT", "ACCEPT_KNEE_TOLERANCE",
+    "check_acceptance", "ACCEPT_COPY_PCT", "ACCEPT_KNEE_TOLERANCE", "L2_SWEEP_CHUNK_BYTES",
     "bench_main",
 ]
 
@@ -1048,6 +1048,7 @@ def measure_bandwidth(device: Any = None, *, quick: bool = True, kernels: Iterab
         nbytes, notes = int(array_bytes), []
         while True:
             n = max(1, nbytes // 4)
+            arrays = fn = None
             try:
                 arrays = _allocate(dev, n, max(k.arrays, 1))
                 if name == "read":
@@ -1062,10 +1063,11 @@ def measure_bandwidth(device: Any = None, *, quick: bool = True, kernels: Iterab
             except RuntimeError as exc:
                 if not _is_oom(exc) or nbytes <= 16 * MiB:
                     raise
-                arrays = fn = None
-                _free_cuda(dev)
-                notes.append(f"out of memory at {nbytes / MiB:.0f} MiB per array: retried with half")
-                nbytes //= 2
+            # Free outside the except block: the traceback keeps the failed frames (and their arrays) alive.
+            arrays = fn = None
+            _free_cuda(dev)
+            notes.append(f"out of memory at {nbytes / MiB:.0f} MiB per array: retried with half")
+            nbytes //= 2
         del arrays, fn
         _free_cuda(dev)
         moved = (k.reads + k.writes) * n * 4
@@ -1081,58 +1083,82 @@ def measure_bandwidth(device: Any = None, *, quick: bool = True, kernels: Iterab
     return records
 
 
+#: Bytes each reduction of the L2 sweep reads: one chunk of the footprint per output (one thread block each
+#: in PyTorch's reduction kernel). Footprints are whole numbers of chunks.
+L2_SWEEP_CHUNK_BYTES = 64 * KiB
+
+
+def _chunk_view(buf: Any, chunks: int, chunk_elems: int, repeats: int) -> Any:
+    """The first ``chunks`` x ``chunk_elems`` elements of ``buf`` as a (repeats, chunks, chunk_elems) view
+    with stride 0 along the repeats: no copy, the same chunks ``repeats`` times over."""
+    return buf[:chunks * chunk_elems].view(chunks, chunk_elems).unsqueeze(0).expand(repeats, chunks, chunk_elems)
+
+
 def measure_l2_sweep(device: Any = None, *, quick: bool = True, footprints: Sequence[int] | None = None,
-                     total_bytes: int | None = None, warmup_s: float | None = None, min_samples: int = 10,
-                     min_time_s: float = 0.05, max_time_s: float = 2.0) -> list[dict[str, Any]]:
+                     total_bytes: int | None = None, chunk_bytes: int = L2_SWEEP_CHUNK_BYTES,
+                     warmup_s: float | None = None, min_samples: int = 10, min_time_s: float = 0.05,
+                     max_time_s: float = 2.0) -> list[dict[str, Any]]:
     """Read bandwidth versus footprint with fixed total traffic and no L2 flush (the working-set curve).
 
-    For each footprint F one reduction kernel reads a buffer of F bytes ``total_bytes / F`` times: the
-    buffer is viewed as a (repeats, n) tensor with stride 0 along the repeats (``expand``) and summed as a
-    whole, so the kernel walks the buffer again and again and a byte is reused after F bytes of traffic.
-    Footprints default to 256 KiB ... 4 x the L2 the device reports (12 points in ``quick`` mode, else 24);
-    ``total_bytes`` to 1 GiB (64 MiB on the CPU). The PyTorch reduction over a broadcast view is not
-    vectorised, so its L2 plateau sits below the L2 peak; the knee's position is what the sweep shows.
-    Returns result records. Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    The design is gpu-benches' ``gpu-l2-cache`` (ernstgpubenches) written with one PyTorch call: a buffer of
+    F bytes is cut into m = F / C chunks of C = ``chunk_bytes`` and viewed, without a copy, as a
+    (R, m, C/4) float32 tensor whose first dimension has stride 0 (``expand``); ``torch.sum(..., dim=-1)``
+    into a preallocated (R, m) output then runs R x m independent reductions of one chunk each. In
+    PyTorch's CUDA reduction kernel each output is one 512-thread block reading its chunk with 16-byte
+    vector loads, so the kernel has ``total_bytes / C`` blocks (16384 for 1 GiB) whatever the footprint:
+    every footprint runs the same kernel with the same parallelism and the same traffic R x F, about
+    ``total_bytes``; only the addresses differ. Output r x m + j reads chunk j, so blocks launched in order
+    sweep the buffer cyclically and a byte is reused after F bytes of traffic.
+
+    Footprints default to 256 KiB ... 4 x the L2 the device reports (12 points in ``quick`` mode, else 24)
+    and are rounded down to whole chunks (at least one); ``total_bytes`` defaults to 1 GiB (64 MiB on the
+    CPU). The smallest footprints are read by several blocks of the same SM at once and can be served
+    partly by L1. Returns result records. Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
     """
     import torch
 
     from . import timing
 
     dev = _torch_device(device)
+    chunk = int(_positive("chunk_bytes", chunk_bytes, integer=True))
+    if chunk % 16:
+        raise ValueError(f"chunk_bytes={chunk_bytes!r} must be a multiple of 16 (one 16-byte vector load)")
     l2 = _device_l2_bytes(dev, fallback=None)
     if footprints is None:
         base = l2 or (4 * MiB if dev.type == "cpu" else 40 * MiB)
         footprints = sweep_footprints(base, points=12 if quick else 24,
-                                      start_bytes=256 * KiB if dev.type == "cuda" else 64 * KiB)
+                                      start_bytes=256 * KiB if dev.type == "cuda" else 64 * KiB, align=chunk)
     footprints = [int(_positive("footprint", f, integer=True)) for f in footprints]
     if not footprints:
         raise ValueError("footprints is empty; give at least one footprint in bytes")
+    chunks = sorted({max(1, f // chunk) for f in footprints})  # whole chunks, duplicates merged
     if total_bytes is None:
-        total_bytes = max(GiB if dev.type == "cuda" else 64 * MiB, 2 * max(footprints))
+        total_bytes = max(GiB if dev.type == "cuda" else 64 * MiB, 2 * chunks[-1] * chunk)
     _positive("total_bytes", total_bytes, integer=True)
-    n_max = max(footprints) // 4
-    buf = _allocate(dev, n_max, 1, seed=1)[0]
-    out = torch.empty((), device=dev, dtype=torch.float32)
+    c = chunk // 4  # float32 elements per chunk
+    buf = _allocate(dev, chunks[-1] * c, 1, seed=1)[0]
     records = []
     try:
-        for f in sorted(footprints):
-            n = max(1, f // 4)
-            reps = max(1, round(total_bytes / (n * 4)))
-            view = buf[:n].unsqueeze(0).expand(reps, n)
+        for m_chunks in chunks:
+            f = m_chunks * chunk
+            reps = max(1, round(total_bytes / f))
+            view = _chunk_view(buf, m_chunks, c, reps)
+            out = torch.empty((reps, m_chunks), device=dev, dtype=torch.float32)
 
-            def fn(view=view):
-                return torch.sum(view, dim=(0, 1), out=out)
+            def fn(view=view, out=out):
+                return torch.sum(view, dim=-1, out=out)
 
-            m = timing.benchmark(fn, label=f"l2 sweep {n * 4 / MiB:.2f} MiB", device=dev,
+            m = timing.benchmark(fn, label=f"l2 sweep {f / MiB:.2f} MiB", device=dev,
                                  warmup_s=(0.05 if dev.type == "cuda" else 0.0) if warmup_s is None else warmup_s,
                                  min_samples=min_samples, min_time_s=min_time_s, max_time_s=max_time_s,
-                                 flush_l2=False, params={"footprint_bytes": n * 4, "repeats": reps})
-            traffic = reps * n * 4
-            records.append({"params": {"experiment": "l2_sweep", "footprint_bytes": n * 4, "repeats": reps,
-                                       "traffic_bytes": traffic, "dtype": "float32", "l2_flushed": False,
-                                       "device_l2_bytes": l2},
+                                 flush_l2=False, params={"footprint_bytes": f, "repeats": reps})
+            traffic = reps * f
+            records.append({"params": {"experiment": "l2_sweep", "footprint_bytes": f, "repeats": reps,
+                                       "chunk_bytes": chunk, "chunks": m_chunks, "traffic_bytes": traffic,
+                                       "dtype": "float32", "l2_flushed": False, "device_l2_bytes": l2},
                             "measurement": m.to_dict(), "derived": {"bytes_per_s": m.rate(traffic)},
                             "notes": m.warnings})
+            del view, out, fn
     finally:
         del buf
         _free_cuda(dev)
@@ -1289,7 +1315,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         if args.sweep_points or dev.type != "cuda":
             l2 = info.l2_bytes or (4 * MiB if dev.type != "cuda" else 40 * MiB)
             footprints = sweep_footprints(l2, points=args.sweep_points or (12 if args.quick else 24),
-                                          start_bytes=256 * KiB if dev.type == "cuda" else 64 * KiB)
+                                          start_bytes=256 * KiB if dev.type == "cuda" else 64 * KiB,
+                                          align=L2_SWEEP_CHUNK_BYTES)
         sweep = measure_l2_sweep(dev, quick=args.quick, footprints=footprints,
                                  total_bytes=None if dev.type == "cuda" else 16 * MiB)
     capacity = measure_capacity(dev)

@@ -1240,7 +1240,10 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
     normal inputs, outputs not preallocated (F.linear allocates, as in a model), ``timing.benchmark``.
     ``backends=None`` uses what :func:`probe_backend` finds; ``"reference"`` (a gather product) runs on a
     CPU so the unit tests exercise the code path. Out of memory: frees, retries with half the tokens, says
-    so. Returns (records, notes). Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    so. A backend that fails on one shape (an unsupported size, a kernel missing for this GPU) is skipped
+    for that shape and the error kept in the notes. With ``alg_search`` the cuSPARSELt algorithm found by
+    ``torch._cslt_sparse_mm_search`` is used only if it converts and runs. Returns (records, notes).
+    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
     """
     import torch
 
@@ -1261,6 +1264,7 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
         if dt not in _TOLERANCE:
             raise ValueError(f"dtype={dt!r} is not allowed; allowed: {', '.join(_TOLERANCE)}")
     is_cuda = dev.type == "cuda"
+    oom = torch.cuda.OutOfMemoryError if is_cuda else MemoryError
     records: list[dict[str, Any]] = []
 
     def emit(rec: dict[str, Any]) -> None:
@@ -1286,7 +1290,8 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
             emit({**base, "kind": "dense", "backend": "cublas" if is_cuda else "cpu", "measurement": m.to_dict(),
                   "derived": {"tflops": m.rate(shape.flops) / 1e12}})
             dense_s = m.median_s
-            for b in backends:
+
+            def sparse_one(b: str) -> None:
                 if b == "reference":
                     m_c = bench(lambda: _compressed_torch(w), f"compress ref {dt}", first, **base)
                     values, col_idx = _compressed_torch(w)
@@ -1299,10 +1304,13 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
                         ws = to_sparse(w)
                         alg = None
                         if b == "cusparselt" and alg_search and hasattr(torch, "_cslt_sparse_mm_search"):
-                            with contextlib.suppress(Exception):  # the search is optional: keep the default
+                            # Optional: keep the default algorithm unless the one found converts and runs.
+                            # (x.t() and transpose_result=True are what F.linear passes to cuSPARSELt.)
+                            with contextlib.suppress(Exception):
                                 found = int(torch._cslt_sparse_mm_search(ws.packed, x.t(), transpose_result=True))
-                                ws = to_sparse(w, alg_id=found)
-                                alg = found
+                                candidate = to_sparse(w, alg_id=found)
+                                torch.nn.functional.linear(x, candidate)
+                                ws, alg = candidate, found
 
                     def fn(xx: Any, ws: Any = ws) -> Any:
                         return torch.nn.functional.linear(xx, ws)
@@ -1316,14 +1324,29 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
                                   "speedup_vs_dense": dense_s / m_s.median_s,
                                   "rel_err": err if math.isfinite(err) else None, "numerics_ok": ok}})
                 del y, fn
+
+            for b in backends:
+                before = len(records)
+                try:
+                    sparse_one(b)
+                except oom:
+                    raise
+                except Exception as exc:  # one backend failing on one shape must not end the sweep
+                    del records[before:]
+                    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    notes.append(f"{b} failed at {shape.name()} {dt}: {type(exc).__name__}: {msg[:160]}")
             del ref
 
-    oom = torch.cuda.OutOfMemoryError if is_cuda else MemoryError
     for dt in dtypes:
         for i, shape in enumerate(shapes):
+            before = len(records)
             try:
                 one(shape, dt, i == 0)
+                failed = False
             except oom:
+                failed = True
+            if failed:  # retried outside the except block, whose traceback keeps the failed tensors alive
+                del records[before:]
                 if is_cuda:
                     torch.cuda.empty_cache()
                 smaller = LinearShape(max(1, shape.tokens // 2), shape.in_features, shape.out_features,
@@ -1501,12 +1524,13 @@ def verdict(result: dict[str, Any], target: float = 1.2) -> list[str]:
 
 
 def _run(quick: bool, dtypes: Sequence[str] | None = None, info: Any = None,
-         progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+         progress: Callable[[dict[str, Any]], None] | None = None,
+         check: BackendCheck | None = None) -> dict[str, Any]:
     from . import device as _device
     from . import results
 
     info = info or _device.probe()
-    check = probe_backend(info)
+    check = check or probe_backend(info)
     dtypes = list(dtypes or (["float16"] if quick else ["float16", "bfloat16"]))
     shapes = QUICK_SHAPES if quick else SWEEP_SHAPES
     params = {"quick": quick, "dtypes": dtypes, "shapes": [asdict(s) for s in shapes],
@@ -1555,7 +1579,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         print(f"  {rec['kind']:12s} {rec['backend']:17s} {rec['dtype']:9s} {rec['tokens']}x{rec['in_features']}"
               f"->{rec['out_features']}: {rec['measurement']['median_s'] * 1e3:.3f} ms{extra}", flush=True)
 
-    result = _run(args.quick, args.dtypes, info, progress=show)
+    result = _run(args.quick, args.dtypes, info, progress=show, check=check)
     print(_sweep_summary(result))
     print("\n".join(verdict(result)))
     return cli.finish_bench(result, args, f"sparsity sweep on {info.label()}: {len(result['records'])} records")

@@ -206,6 +206,31 @@ def test_activation_memory():
     assert est.breakdown["activations"] == hbm.activation_bytes(m, s, b, "selective")
 
 
+def test_seed_use_cases_by_hand():
+    # seed001's 2026 use cases on one A100 80GB (80e9 bytes), with the chapter's 2 GB runtime reserve.
+    reserve = 2e9
+    p30, p70, p13 = (hbm.MODELS[n].params for n in ("llama-33b", "llama2-70b", "llama2-13b"))
+    assert (p30, p70, p13) == (32_528_943_616, 68_976_648_192, 13_015_864_320)
+    # 30B in INT8 + one 4096-token BF16 sequence: 1 byte/weight + 4096 x (2 x 60 layers x 6656 x 2 bytes)
+    est = hbm.model_memory("30B", weights="int8", context=4096)
+    assert est.total_bytes == p30 + 4096 * 2 * 60 * 6656 * 2  # 39.07 GB
+    assert est.fits("A100-SXM4-80GB", reserve)
+    # 70B in INT4 with one fp16 scale per 128 weights (4.125 bits) + one sequence (327,680 bytes per token)
+    est = hbm.model_memory("70B", weights="int4", weight_overhead_bits=16 / 128, context=4096)
+    assert est.total_bytes == pytest.approx(p70 * 4.125 / 8 + 4096 * 327_680)  # 36.91 GB
+    assert est.fits("A100-SXM4-80GB", reserve)
+    # QLoRA 70B, rank 64 on every linear layer: per layer 64 x (q 2x8192 + k, v 8192+1024 + o 2x8192
+    # + gate, up, down 3 x (8192 + 28672)) = 64 x 161,792; 80 layers -> 828,375,040 adapter parameters
+    q = hbm.model_memory("70B", mode="training", finetune="qlora", lora_rank=64)
+    assert hbm.MODELS["llama2-70b"].lora_params(64) == 80 * 64 * 161_792 == 828_375_040
+    assert q.total_bytes == pytest.approx(p70 * (4 + hbm.NF4_DOUBLE_QUANT_OVERHEAD_BITS) / 8 + 828_375_040 * 16)
+    assert 48e9 < q.total_bytes < 49e9 and q.fits("A100-SXM4-80GB", reserve)  # 48.84 GB before activations
+    # full BF16 fine-tuning of 13B with Adam: 16 bytes per parameter = 208.3 GB, 2.6x the card
+    full = hbm.model_memory("13B", mode="training")
+    assert full.total_bytes == 16 * p13 and not full.fits("A100-SXM4-80GB")
+    assert hbm.max_trainable_params("A100-SXM4-80GB", reserve_bytes=reserve) == pytest.approx(78e9 / 16)
+
+
 def test_gpus_to_hold_and_limits():
     assert hbm.gpus_to_hold(350e9, "A100-SXM4-80GB") == 5  # 350 / 80 = 4.375 -> 5
     assert hbm.gpus_to_hold(350e9, "A100-SXM4-40GB") == 9  # 8.75 -> 9
@@ -384,6 +409,32 @@ def test_measure_l2_sweep_cpu():
     assert f == fps and all(v > 0 for v in y) and l2 is None
     with pytest.raises(ValueError):
         hbm.measure_l2_sweep("cpu", footprints=[])
+
+
+def test_l2_sweep_rounds_to_whole_chunks_and_keeps_traffic_fixed():
+    # 100 KiB -> one 64 KiB chunk (merged with 64 KiB), 200 KiB -> three chunks = 192 KiB
+    recs = hbm.measure_l2_sweep("cpu", footprints=[64 * 1024, 100 * 1024, 200 * 1024], total_bytes=768 * 1024,
+                                min_samples=3, min_time_s=0.0, max_time_s=0.2)
+    assert [r["params"]["footprint_bytes"] for r in recs] == [64 * 1024, 192 * 1024]
+    assert [r["params"]["chunks"] for r in recs] == [1, 3] and [r["params"]["repeats"] for r in recs] == [12, 4]
+    assert all(r["params"]["traffic_bytes"] == 768 * 1024 and r["params"]["chunk_bytes"] == 65536 for r in recs)
+    recs = hbm.measure_l2_sweep("cpu", footprints=[4096], chunk_bytes=16 * 1024, total_bytes=64 * 1024,
+                                min_samples=3, min_time_s=0.0, max_time_s=0.2)
+    assert recs[0]["params"]["footprint_bytes"] == 16 * 1024  # never less than one chunk
+    with pytest.raises(ValueError, match="chunk_bytes"):
+        hbm.measure_l2_sweep("cpu", footprints=[65536], chunk_bytes=1000)
+
+
+def test_l2_sweep_view_sums_each_chunk():
+    # The sweep's kernel: R x m reductions of one chunk each, over a stride-0 view (no copy).
+    import torch
+
+    buf = torch.arange(16.0)
+    view = hbm._chunk_view(buf, 3, 4, 2)
+    assert view.stride() == (0, 4, 1) and view.data_ptr() == buf.data_ptr()
+    out = torch.empty(2, 3)
+    torch.sum(view, dim=-1, out=out)
+    assert out.tolist() == [[6.0, 22.0, 38.0]] * 2
 
 
 def test_measure_capacity_cpu():

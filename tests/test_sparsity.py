@@ -362,6 +362,40 @@ def test_linear_sweep_reference_backend_on_cpu():
         sp.linear_sweep(shapes, dtypes=("int4",), backends=("reference",), device="cpu")
 
 
+def test_linear_sweep_out_of_memory_retries_with_half_the_tokens(monkeypatch):
+    # The CPU path treats MemoryError as the GPU path treats torch.cuda.OutOfMemoryError: the failed shape's
+    # records are dropped and the shape is measured again with half the tokens.
+    real = sp._reference_linear
+
+    def fussy(values, col_idx):
+        run = real(values, col_idx)
+
+        def guarded(x):
+            if x.shape[0] > 4:
+                raise MemoryError("simulated out of memory")
+            return run(x)
+        return guarded
+
+    monkeypatch.setattr(sp, "_reference_linear", fussy)
+    recs, notes = sp.linear_sweep((sp.LinearShape(8, 32, 16, "tiny"),), dtypes=("float32",), backends=("reference",),
+                                  device="cpu", warmup_s=0.0, min_time_s=0.0, max_time_s=0.2,
+                                  unstructured_shape=None)
+    assert {r["tokens"] for r in recs} == {4} and [r["kind"] for r in recs] == ["dense", "compress", "sparse"]
+    assert any("out of memory" in n and "4 tokens" in n for n in notes)
+
+
+def test_linear_sweep_a_failing_backend_is_noted_not_raised(monkeypatch):
+    def broken(values, col_idx):
+        raise RuntimeError("CUDA error: operation not supported on this shape\nmore detail")
+
+    monkeypatch.setattr(sp, "_reference_linear", broken)
+    recs, notes = sp.linear_sweep((sp.LinearShape(8, 32, 16, "tiny"),), dtypes=("float32",), backends=("reference",),
+                                  device="cpu", warmup_s=0.0, min_time_s=0.0, max_time_s=0.2,
+                                  unstructured_shape=None)
+    assert [r["kind"] for r in recs] == ["dense"]  # the backend's partial records are dropped
+    assert any(n.startswith("reference failed at 8x32->16") and "not supported on this shape" in n for n in notes)
+
+
 def test_bench_main_and_short_run_on_cpu(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("AMPERE_DEVICE", "cpu")
     assert sp.bench_main(["--out", str(tmp_path)]) == 0
