@@ -462,7 +462,9 @@ class _Buffers:
         self.op, self.rank, self.n, self.size = op, rank, n, size_bytes
         count = size_bytes // _ELEMENT_BYTES
         gen = torch.Generator().manual_seed(20200514)  # the same base data on every rank
-        base = torch.randint(1, _VALUE_MAX + 1, (count,), generator=gen).to(torch.float32)
+        # drawn directly as float32 on the CPU generator: an int64 draw would need twice the host memory
+        # for the GiB-sized buffers of a GPU sweep (8 ranks x 8 GiB for the 4 GiB size)
+        base = torch.randint(1, _VALUE_MAX + 1, (count,), generator=gen, dtype=torch.float32)
         self.base = base.to(device)
         self.scale = float(rank + 1)  # rank r contributes (r+1) x base: sums are base x n(n+1)/2
         self.total = n * (n + 1) / 2
@@ -558,8 +560,10 @@ def _collective_rank(ctx: Any, op: str, sizes: list[int], samples: int, warmup: 
 
     dev = torch.device(ctx.device)
     is_cuda = dev.type == "cuda"
+    # torch.cuda.synchronize waits for every stream of the device, NCCL's internal stream included, so the
+    # host clock read after it covers the whole collective
     sync = (lambda: torch.cuda.synchronize(dev)) if is_cuda else (lambda: None)
-    token = torch.ones(1, device=dev)
+    token = torch.zeros(1, device=dev)  # zeros: repeated in-place sums stay 0 (ones would grow n-fold per call)
 
     def barrier() -> None:  # an all-reduce of one element: works on every backend, no warnings
         dist.all_reduce(token)
@@ -695,7 +699,9 @@ def run_collective(op: str, sizes_bytes: Sequence[int], world_size: int, backend
     code). Every rank checks its result exactly (a wrong result raises); the time of one call is the
     **max over ranks** of each sample, the reported time the median over ``samples`` samples; a sample
     batches as many calls as fill ``target_sample_s`` (default 1 ms on GPUs, one call on CPUs).
-    A rank that fails or hangs makes the call raise ``RuntimeError`` (process groups have ``timeout_s``).
+    A rank that fails or hangs makes the call raise ``RuntimeError`` (process groups have ``timeout_s``);
+    bad input (unknown op, sizes that do not split over the ranks, ``backend="nccl"`` with fewer visible
+    GPUs than ranks) raises ``ValueError`` before any process starts.
     """
     _check_op(op)
     world_size = _check_n(world_size, "world_size")
@@ -708,6 +714,13 @@ def run_collective(op: str, sizes_bytes: Sequence[int], world_size: int, backend
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend={backend!r} is not supported; allowed: 'gloo', 'nccl'")
     gpu = backend == "nccl"
+    if gpu:
+        import torch
+
+        visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if world_size > visible:
+            raise ValueError(f"backend='nccl' needs one GPU per rank: world_size={world_size} but {visible} "
+                             "CUDA GPU(s) visible; allowed: world_size <= the GPU count, or backend='gloo'")
     warmup = (5 if gpu else 2) if warmup is None else int(warmup)
     target = (1e-3 if gpu else 0.0) if target_sample_s is None else float(target_sample_s)
     per_rank = launch.spawn(_collective_rank, world_size, args=(op, sizes, samples, warmup, target),
@@ -791,9 +804,11 @@ def p2p_copy_bandwidth(src: int = 0, dst: int = 1, size_bytes: int = 256 * 2**20
     """One-way copy bandwidth from GPU ``src`` to GPU ``dst`` (bytes/s, per direction), copy engines.
 
     Chapter: *NVLink, NVSwitch and collectives*, section "Measuring the links". Needs two CUDA GPUs.
-    ``Tensor.copy_`` between devices runs ``cudaMemcpyPeerAsync`` on the source device's stream (copy
-    engines, over NVLink when the pair has it, else PCIe); the bytes counted are the ``size_bytes`` that
-    cross the link once. Compare with the per-direction line rate, never the bidirectional sum.
+    ``Tensor.copy_`` between devices of contiguous tensors is one device-to-device ``cudaMemcpyAsync`` on
+    the **source** device's current stream (copy engines, over NVLink when the pair has it, else PCIe), so
+    the CUDA events are recorded on that stream (``torch.cuda.device(src)``); the bytes counted are the
+    ``size_bytes`` that cross the link once. Compare with the per-direction line rate, never the
+    bidirectional sum.
     """
     import torch
 
@@ -803,7 +818,7 @@ def p2p_copy_bandwidth(src: int = 0, dst: int = 1, size_bytes: int = 256 * 2**20
         raise ValueError("p2p_copy_bandwidth needs at least 2 CUDA GPUs; this machine has "
                          f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}")
     for name, idx in (("src", src), ("dst", dst)):
-        if not 0 <= idx < torch.cuda.device_count() or isinstance(idx, bool):
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < torch.cuda.device_count():
             raise ValueError(f"{name}={idx!r} is not a GPU index; allowed: 0..{torch.cuda.device_count() - 1}")
     if src == dst:
         raise ValueError(f"src={src} and dst={dst} must differ")
@@ -900,7 +915,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     samples = _default_samples(args, backend)
     try:
         sizes = _bench_sizes(args, backend, world)
-        p2p_bytes = _parse_size(args.p2p_bytes)
+        p2p_bytes = _check_sizes("broadcast", [_parse_size(args.p2p_bytes)], 1)[0]
     except ValueError as exc:
         p.error(str(exc))
     notes = []
@@ -921,6 +936,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         torch.cuda.empty_cache()  # give the copies' buffers back before the ranks allocate theirs
     elif not args.no_p2p:
         notes.append(f"P2P copies skipped: {ngpu} GPU(s) visible, 2 needed")
+    if backend == "gloo" and info.is_gpu:
+        notes.append("gloo on CPU processes: these collectives measure the host (loopback TCP), not the GPUs")
     run = run_collective(args.op, sizes, world, backend, samples=samples, timeout_s=300.0 if backend == "nccl" else 60.0)
     records += _run_records(run)
     notes += _fit_notes(run)
@@ -985,25 +1002,36 @@ def _summary(run: CollectiveRun) -> str:
 def _bench_torchrun(args: Any, env: dict[str, str]) -> int:
     import datetime as _dt
     import os
+    import sys
 
     import torch
     import torch.distributed as dist
 
-    from . import cli, device, results
+    from . import cli, device, launch, results
 
     rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
-    backend = args.backend or ("nccl" if torch.cuda.is_available() and dist.is_nccl_available() else "gloo")
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    # NCCL when this node has one GPU per local rank (and AMPERE_DEVICE=cpu is not set), as in spawn mode
+    backend = args.backend or launch.default_backend(local_world)
     if backend == "nccl":
+        visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if local >= visible:
+            print(f"error: --backend nccl needs one GPU per local rank: LOCAL_RANK={local} but {visible} GPU(s) "
+                  "visible on this node", file=sys.stderr)
+            return 2
         torch.cuda.set_device(local)
     samples = _default_samples(args, backend)
     sizes = _bench_sizes(args, backend, world)
     notes: list[str] = []
-    if backend == "nccl":
-        sizes, dropped = _fit_in_memory(sizes, world, torch.cuda.get_device_properties(local).total_memory)
-        if dropped:
-            notes.append(f"sizes {dropped} dropped: their buffers would not fit in 40% of the GPU memory")
     dist.init_process_group(backend, timeout=_dt.timedelta(seconds=300))
     try:
+        if backend == "nccl":
+            # every rank must sweep the same sizes: fit them to the smallest GPU of the job
+            mem = torch.tensor([float(torch.cuda.get_device_properties(local).total_memory)], device=f"cuda:{local}")
+            dist.all_reduce(mem, op=dist.ReduceOp.MIN)
+            sizes, dropped = _fit_in_memory(sizes, world, float(mem.item()))
+            if dropped:
+                notes.append(f"sizes {dropped} dropped: their buffers would not fit in 40% of the GPU memory")
         ctx = _EnvContext(rank, world, local, backend)
         mine = _collective_rank(ctx, args.op, sizes, samples, 5 if backend == "nccl" else 2,
                                 1e-3 if backend == "nccl" else 0.0)
@@ -1082,7 +1110,8 @@ def claims() -> list[dict[str, str]]:
 
     Chapter: *NVLink, NVSwitch and collectives*, section "Claims checked".
     """
-    a100, v100, h100 = (specs.get(n) for n in ("A100-SXM4-80GB", "V100-SXM2-32GB", "H100-SXM5-80GB"))
+    a100, v100, h100, a100_pcie = (specs.get(n) for n in ("A100-SXM4-80GB", "V100-SXM2-32GB", "H100-SXM5-80GB",
+                                                          "A100-PCIE-80GB"))
     pcie4 = specs.pcie_bytes_per_s(4)
     strong = {"global_tokens": BERT_GLOBAL_BATCH_TOKENS}
     v_name, a_name = "DGX-1 (V100, NVLink 2)", "DGX A100 (NVLink 3, NVSwitch)"
@@ -1108,6 +1137,10 @@ def claims() -> list[dict[str, str]]:
          "verdict": "holds (both bidirectional)",
          "evidence": f"PCIe Gen4 x16 = {2 * pcie4 / 1e9:.0f} GB/s both ways, {pcie4 / 1e9:.1f} per direction: NVLink "
                      f"is {nvlink_bytes_per_s_per_direction(a100) / pcie4:.1f}x faster"},
+        {"claim": "the PCIe A100 has no NVLink: multi-GPU traffic goes over PCIe only", "seed": "seed001",
+         "verdict": "wrong for pairs",
+         "evidence": f"an NVLink bridge joins two PCIe cards at {a100_pcie.nvlink_bytes_per_s / 1e9:.0f} GB/s both ways "
+                     f"({a100_pcie.source('nvlink_bytes_per_s')}); beyond a pair, traffic does go over PCIe"},
         {"claim": "NVLink 3 limited to 600 GB/s against 900 GB/s on H100", "seed": "seed001", "verdict": "holds",
          "evidence": f"{h100.nvlink_links} NVLink 4 links: {h100.nvlink_bytes_per_s / 1e9:.0f} GB/s both ways, "
                      f"{nvlink_bytes_per_s_per_direction(h100) / 1e9:.0f} per direction"},

@@ -648,7 +648,8 @@ def instance_peaks(gpu: str | specs.GPUSpec, name: str | None = None, precision:
             "l2_bytes": spec.l2_bytes * share, "precision": precision}
 
 
-_MIG_NAME = re.compile(r"(?<![\w.])(\d+g\.\d+gb(?:\+me)?)(?![\w])")
+# Suffixes: "+me" (media extensions); newer drivers also list "-me" (none), "+me.all" and "+gfx" profiles.
+_MIG_NAME = re.compile(r"(?<![\w.])(\d+g\.\d+gb(?:[+-][a-z]+(?:\.[a-z]+)?)?)(?![\w])")
 
 
 def profile_from_device_name(device_name: str | None) -> str | None:
@@ -1591,7 +1592,8 @@ def measure_instance(device: Any = None, quick: bool = False, info: Any = None) 
     mm = timing.benchmark(lambda: torch.matmul(a, b, out=c), label=f"matmul {n}^3 {str(dtype)[6:]}",
                           device=device, warmup_s=(0.3 if quick else 1.0) if cuda else None,
                           params={"n": n, "dtype": str(dtype)})
-    nbytes = ((64 if quick else 256) * 2**20) if cuda else 4 * 2**20
+    # 256 MiB even in quick mode: the copy's footprint (2 x 256 MiB) must dwarf the L2 (60 MiB on an H200)
+    nbytes = 256 * 2**20 if cuda else 4 * 2**20
     src = torch.randn(nbytes // 4, generator=gen).to(device)
     dst = torch.empty_like(src)
     cp = timing.benchmark(lambda: dst.copy_(src), label=f"copy {nbytes / 2**20:.0f} MiB", device=device,

@@ -267,6 +267,9 @@ def test_instance_peaks_and_device_names():
     assert mig.profile_from_device_name("NVIDIA A100-SXM4-40GB MIG 1g.5gb") == "1g.5gb"
     assert mig.profile_from_device_name("NVIDIA H100 80GB HBM3 MIG 1g.10gb+me") == "1g.10gb+me"
     assert mig.profile_from_device_name("MIG 3g.20gb Device 0") == "3g.20gb"
+    # profile names of newer drivers keep their suffix (no media engines, all media engines, graphics)
+    for name in ("1g.20gb-me", "1g.10gb+me.all", "1g.24gb+gfx"):
+        assert mig.profile_from_device_name(f"NVIDIA H100 80GB HBM3 MIG {name}") == name
     assert mig.profile_from_device_name("NVIDIA A100-SXM4-80GB") is None
     assert mig.profile_from_device_name(None) is None
 
@@ -573,6 +576,24 @@ def test_measure_instance_and_bench_run_on_cpu(monkeypatch, capsys):
     assert out["matmul"].n >= 10 and "CPU" in out["notes"][0]
     assert mig.bench_main(["--no-save", "--quick"]) == 0
     assert "NVML not available" in capsys.readouterr().out
+
+
+def test_measure_instance_on_a_gpu_compares_with_the_model():
+    """The GPU path: BF16 matmul and HBM copy of the device (or MIG instance) against instance_peaks."""
+    import os
+
+    import torch
+
+    if os.environ.get("AMPERE_DEVICE", "").lower() == "cpu" or not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from ampere import device
+
+    info = device.probe()
+    out = mig.measure_instance(quick=True, info=info)
+    assert out["matmul"].mode == "cuda-events" and out["copy"].l2_flushed
+    assert out["flops_per_s"] > 0 and out["copy_bytes_per_s"] > 0
+    if out["model"] is not None:  # a catalogued GPU: ratios are fractions of a datasheet peak
+        assert 0.05 < out["flops_ratio"] < 1.2 and 0.05 < out["bandwidth_ratio"] < 1.2
 
 
 # --------------------------------------------------------------------------------------------------- costs
