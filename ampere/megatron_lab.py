@@ -200,7 +200,7 @@ def _layer(p: dict[str, Any], i: int, x: Any, heads_local: int, f: Any, g: Any) 
     q, k, v = (qkv[..., j * hl:(j + 1) * hl].reshape(b, s, heads_local, hl // heads_local).transpose(1, 2)
                for j in range(3))
     scores = q @ k.transpose(-1, -2) / math.sqrt(hl // heads_local)
-    mask = torch.ones(s, s, dtype=torch.bool).tril()
+    mask = torch.ones(s, s, dtype=torch.bool, device=x.device).tril()  # on x's device: CUDA refuses a CPU mask
     att = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     ctx = (att @ v).transpose(1, 2).reshape(b, s, hl)
     x = x + g(ctx @ p[f"{i}.proj_w"]) + p[f"{i}.proj_b"]
@@ -230,17 +230,34 @@ def _batch(cfg: LabConfig, step: int) -> tuple[Any, Any]:
     return window[:, :-1], window[:, 1:]
 
 
-def _reference(cfg: LabConfig, params: dict[str, Any], steps: int) -> dict[str, Any]:
-    """The same model in one process: first-step logits, loss and gradients, then the loss curve."""
+def _reference(cfg: LabConfig, params: dict[str, Any], steps: int, device: Any = "cpu") -> dict[str, Any]:
+    """The same model in one process: first-step logits, loss and gradients, then the loss curve.
+
+    ``device`` is where it runs: the device type of the distributed run (cuda:0 after an NCCL run), so
+    that both sides use the same kind of kernels; logits and gradients come back on the CPU.
+    """
+    import torch
+
+    dev = torch.device(device)
+    if dev.type == "cuda":  # full float32 like the workers (a notebook may have switched TF32 on)
+        from .device import tf32_enabled
+
+        with tf32_enabled(False):
+            return _reference_run(cfg, params, steps, dev)
+    return _reference_run(cfg, params, steps, dev)
+
+
+def _reference_run(cfg: LabConfig, params: dict[str, Any], steps: int, dev: Any) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
-    p = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    p = {k: v.to(dev).clone().requires_grad_(True) for k, v in params.items()}
     opt = torch.optim.Adam(list(p.values()), lr=cfg.lr)
     ident = lambda z: z  # noqa: E731  (no tensor parallelism: f and g are the identity)
     losses, first = [], {}
     for step in range(steps):
         x_all, y_all = _batch(cfg, step)
+        x_all, y_all = x_all.to(dev), y_all.to(dev)
         opt.zero_grad()
         total = 0.0
         logits_all = []
@@ -253,9 +270,10 @@ def _reference(cfg: LabConfig, params: dict[str, Any], steps: int) -> dict[str, 
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y_all[sl].reshape(-1)) / cfg.microbatches
             loss.backward()
             total += float(loss.detach())
-            logits_all.append(logits.detach())
+            logits_all.append(logits.detach().cpu())
         if step == 0:
-            first = {"loss": total, "logits": torch.cat(logits_all), "grads": {k: v.grad.clone() for k, v in p.items()}}
+            first = {"loss": total, "logits": torch.cat(logits_all),
+                     "grads": {k: v.grad.detach().cpu().clone() for k, v in p.items()}}
         losses.append(total)
         opt.step()
     return {**first, "losses": losses}
@@ -534,7 +552,10 @@ def run_labs(cfgs: Sequence[LabConfig], backend: str | None = None, timeout_s: f
 def _compare(cfg: LabConfig, results: list[dict[str, Any]], wall: float) -> LabResult:
     import torch
 
-    ref = _reference(cfg, _init_params(cfg), cfg.steps)
+    # compare like with like: after an NCCL run the reference runs on a GPU too (float32 matmuls on the
+    # CPU and on cuBLAS round differently, which 30 Adam steps could amplify past the tolerances)
+    ref_device = "cuda:0" if results[0]["backend"] == "nccl" else "cpu"
+    ref = _reference(cfg, _init_params(cfg), cfg.steps, ref_device)
     t, pp = cfg.tensor, cfg.pipeline
     # reassemble the full gradients: each name from its stage's tensor ranks, in rank order
     grads: dict[str, Any] = {}

@@ -111,13 +111,21 @@ _MATMUL_LABEL = {"fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16",
 
 
 def _model_precision(spec: specs.GPUSpec | None, precision: str) -> str | None:
-    """Which peak a matmul of ``precision`` is measured against: cuBLAS runs FP64 GEMM on the FP64 tensor
-    cores where they exist (A100, H100), so its roof is ``fp64_tc`` there."""
+    """Which peak a matmul of ``precision`` is measured against (``architecture.peak_precision_for``: FP64
+    GEMMs run on the FP64 tensor cores where they exist); None without a catalogued GPU."""
     if spec is None:
         return None
-    if precision == "fp64" and spec.supports("fp64_tc"):
-        return "fp64_tc"
-    return precision if spec.supports(precision) else None
+    from .architecture import peak_precision_for
+
+    return peak_precision_for(spec, precision)
+
+
+def _peak_label(precision: str) -> str:
+    """``"dense BF16 tensor peak"``, ``"dense FP64 tensor-core peak"``, ``"dense FP32 CUDA-core peak"``."""
+    if precision == "fp64_tc":
+        return "dense FP64 tensor-core peak"
+    kind = "tensor" if precision in specs.TENSOR_PRECISIONS else "CUDA-core"
+    return f"dense {precision.upper()} {kind} peak"
 
 
 def _matmul_figures(records: Iterable[dict[str, Any]], spec: specs.GPUSpec | None) -> list[dict[str, Any]]:
@@ -134,12 +142,11 @@ def _matmul_figures(records: Iterable[dict[str, Any]], spec: specs.GPUSpec | Non
         m = Measurement.from_dict(rec["measurement"])
         flops = float(rec.get("flops", 2.0 * n**3))
         mp = _model_precision(spec, p)
-        kind = "tensor" if mp in specs.TENSOR_PRECISIONS else "CUDA-core"
         out.append({
             "probe": "matmul", "key": f"matmul/{p}/n{n}", "label": f"{_MATMUL_LABEL.get(p, p)} matmul {n}^3",
             "value": m.rate(flops) / 1e12, "unit": "TFLOP/s", "higher_is_better": True,
             "model": spec.peak_flops(mp) / 1e12 if mp else None,
-            "model_label": f"dense {mp.upper().replace('_TC', ' tensor')} {kind} peak" if mp else None,
+            "model_label": _peak_label(mp) if mp else None,
             "measurement": rec["measurement"],
         })
     return out
@@ -308,6 +315,7 @@ def compare(figures: Sequence[dict[str, Any]], gpu: str, recorded: Sequence[dict
 #: Device and software fields that explain why identical GPUs differ (the *Reference check* chapter).
 CONFIG_FIELDS: tuple[tuple[str, str], ...] = (
     ("power_limit_w", "power limit (W)"), ("sm_clock_max_hz", "max SM clock (Hz)"),
+    ("ecc_enabled", "ECC enabled"), ("pcie_link", "PCIe link"),
     ("mig_enabled", "MIG enabled"), ("mig_instance", "MIG instance"), ("driver_version", "driver"),
     ("cuda_version", "CUDA (torch build)"), ("torch_version", "torch"), ("cudnn_version", "cuDNN"),
     ("nccl_version", "NCCL"), ("gpu_count", "GPUs in the machine"), ("cpu_name", "CPU"),
@@ -390,8 +398,8 @@ def model_rows(gpu: str | specs.GPUSpec) -> list[dict[str, str]]:
 _PUBLISHED_PAIRS: tuple[dict[str, Any], ...] = (
     {"factor": "power limit (A100 80GB PCIe 300 W vs SXM4 400 W)", "what": "best BF16 matmul of a shape search",
      "reference": ("A100-SXM4-80GB", "bf16"), "measured": ("A100-PCIE-80GB", "bf16"), "source": "bekman2024mle"},
-    {"factor": "input data (all zeros vs random normal)", "what": "FP16 matmul 8192^3, A100 40GB SXM4",
-     "reference_tflops": 295.0, "measured": ("A100-SXM4-40GB", "fp16"), "source": "he2022power"},
+    {"factor": "input data (all zeros vs random normal)", "what": "matmul 8192^3 on an A100 (cuBLAS)",
+     "reference_tflops": 295.0, "measured": ("A100-SXM4-40GB", "fp16"), "source": "he2024predictable"},
     {"factor": "software and re-measurement (two revisions of one table)", "what": "best BF16 matmul, A100 SXM4",
      "reference": ("A100-SXM4-80GB", "bf16"), "measured_tflops": 267.9, "source": "bekman2024mle"},
 )
@@ -465,6 +473,10 @@ class ProbeContext:
     quick: bool
     progress: Callable[[str], None]
     notes: list[str] = field(default_factory=list)
+    deadline: float = math.inf  # time.monotonic() by which the whole report must be done
+
+    def time_left_s(self) -> float:
+        return self.deadline - time.monotonic()
 
     @property
     def spec(self) -> specs.GPUSpec | None:
@@ -592,8 +604,10 @@ def _run_allreduce(ctx: ProbeContext) -> list[dict[str, Any]]:
 
     n = min(int(ctx.info.gpu_count), 8)
     ctx.progress(f"all-reduce of {_ALLREDUCE_BYTES >> 20} MiB on {n} GPUs (NCCL)")
+    # launch.spawn may wait timeout_s + 30 s for a hung rank: keep that inside the report's budget
+    timeout = max(20.0, min(120.0, ctx.time_left_s() - 30.0))
     run = interconnect.run_collective("all_reduce", [_ALLREDUCE_BYTES], n, backend="nccl",
-                                      samples=10 if ctx.quick else 20, timeout_s=120.0)
+                                      samples=10 if ctx.quick else 20, timeout_s=timeout)
     model, label = _link_model(ctx.spec)
     out = []
     for i, rec in enumerate(run.records):
@@ -922,7 +936,8 @@ def render_html(result: dict[str, Any], comparisons: Sequence[dict[str, Any]], p
     parts.append("<h2>Device</h2>")
     dev_rows = [{"field": k, "value": dev.get(k)} for k in (
         "name", "spec_name", "compute_capability", "gpu_count", "memory_bytes", "sm_count", "l2_bytes",
-        "sm_clock_max_hz", "power_limit_w", "mig_enabled", "mig_instance", "driver_version", "torch_version",
+        "sm_clock_max_hz", "power_limit_w", "ecc_enabled", "pcie_link", "mig_enabled", "mig_instance",
+        "driver_version", "torch_version",
         "cuda_version", "cudnn_version", "nccl_version", "cpu_name", "cpu_count")]
     parts.append(_table(dev_rows))
     parts.append("<h2>Probes</h2>" + _table(plan_rows, ["probe", "title", "status", "reason"]))
@@ -1063,7 +1078,8 @@ def run(out: str | os.PathLike[str], only: Sequence[str] | None = None, skip: Se
             row.update(status="skipped", reason=f"time budget: {elapsed:.0f} s used of {time_budget_s:.0f} s")
             progress.update(f"{probe.name}: skipped (time budget)", advance=1)
             continue
-        ctx = ProbeContext(info, quick, lambda text, name=probe.name: progress.update(f"{name}: {text}"))
+        ctx = ProbeContext(info, quick, lambda text, name=probe.name: progress.update(f"{name}: {text}"),
+                           deadline=t0 + time_budget_s)
         progress.update(f"{probe.name}: starting")
         started = time.monotonic()
         try:

@@ -108,7 +108,7 @@ def price_table(overrides: Mapping[str, Any] | None = None,
         if isinstance(value, PriceRange):
             out[name] = value
         elif isinstance(value, (tuple, list)) and len(value) == 2:
-            out[name] = PriceRange(float(value[0]), float(value[1]), "user input", "as given")
+            out[name] = _user_price(value, f"price for {name!r}")
         else:
             raise ValueError(f"price for {name!r} is {value!r}; give a PriceRange or (low, high) in $/GPU-hour")
     return out
@@ -117,12 +117,21 @@ def price_table(overrides: Mapping[str, Any] | None = None,
 def hours_for_budget(budget_dollars: float, gpu: str, prices: Mapping[str, PriceRange] = SEED_PRICES_2026
                      ) -> tuple[float, float]:
     """GPU-hours a budget buys: (at the high price, at the low price). Seed 003's "hours for $100" column."""
-    if not isinstance(budget_dollars, (int, float)) or budget_dollars <= 0:
-        raise ValueError(f"budget_dollars={budget_dollars!r} must be a positive amount of dollars")
+    if (isinstance(budget_dollars, bool) or not isinstance(budget_dollars, (int, float))
+            or not math.isfinite(budget_dollars) or budget_dollars <= 0):
+        raise ValueError(f"budget_dollars={budget_dollars!r} must be a positive, finite amount of dollars")
     p = _price(prices, specs.get(gpu).name)
     if p is None:
         raise ValueError(f"gpu={gpu!r} has no price in the table; known: {', '.join(prices)}")
     return budget_dollars / p.high, budget_dollars / p.low
+
+
+def _user_price(value: Sequence[Any], what: str) -> PriceRange:
+    """A (low, high) pair given by the user, as a PriceRange; anything else raises ValueError naming ``what``."""
+    if (len(value) != 2
+            or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value)):
+        raise ValueError(f"{what} is {tuple(value)!r}; give (low, high) in $/GPU-hour as two numbers")
+    return PriceRange(float(value[0]), float(value[1]), "user input", "as given")
 
 
 def _price(prices: Mapping[str, PriceRange] | None, name: str) -> PriceRange | None:
@@ -526,7 +535,7 @@ def plan(workload: Workload, gpu: str | specs.GPUSpec, price: PriceRange | tuple
     if not 0 <= reserve_fraction < 1:
         raise ValueError(f"reserve_fraction={reserve_fraction!r} must be within [0, 1)")
     if isinstance(price, (tuple, list)):
-        price = PriceRange(float(price[0]), float(price[1]), "user input", "as given")
+        price = _user_price(price, "price")
     elif price is not None and not isinstance(price, PriceRange):
         raise ValueError(f"price={price!r} must be a PriceRange, (low, high) in $/GPU-hour, or None")
     w = workload
@@ -657,7 +666,7 @@ SEED_DECISION_MATRIX: tuple[dict[str, Any], ...] = (
      "run": dict(model="3B", task="full-finetune", tokens=1e9), "shown": "full fine-tuning of a 3B on 1B tokens"},
     {"workload": "Fine-tuning models < 3B", "seed_choice": "RTX-A2000-12GB",
      "seed_reason": "12 GB is enough, lowest cost",
-     "run": dict(model="3B", task="lora", tokens=1e8), "shown": "LoRA of a 3B on 100M tokens"},
+     "run": dict(model="1B", task="lora", tokens=1e8), "shown": "LoRA of a 1B on 100M tokens"},
     {"workload": "Inference at scale", "seed_choice": "A100-SXM4-80GB",
      "seed_reason": "MIG: split one GPU into 7 isolated instances",
      "run": dict(model="7B", task="inference", weights="int8", batch=32, context=2048),

@@ -264,6 +264,10 @@ def test_validate_passes():
     text, ok = M.validate()
     assert ok, text
     assert "calibration run" in text and "Table 2" in text
+    assert "nine held-out rows, uncalibrated" in text  # both errors on the same rows
+    sc = M._table1_scores(M.table1_rows())
+    assert sc["mean_uncalibrated_held_out"] > 0.1 > sc["mean_calibrated"]
+    assert M.CALIBRATION_RUN == "1.7B" and sum(r["calibration_run"] for r in M.table1_rows()) == 1
 
 
 def test_search_keeps_tensor_parallelism_inside_a_node():
@@ -351,3 +355,19 @@ def test_bench_without_gpu_says_so(capsys, monkeypatch):
     monkeypatch.setenv("AMPERE_DEVICE", "cpu")
     assert M.bench_main(["--no-save"]) == 0
     assert "nothing to measure" in capsys.readouterr().out
+    assert M.bench_main(["--no-save", "--rows", "1T", "2T"]) == 2  # bad rows are refused before measuring
+    assert "unknown row(s) ['2T']" in capsys.readouterr().err
+
+
+def test_lab_layer_keeps_every_tensor_on_the_activation_device():
+    """The causal mask is built on the activations' device (a CPU mask fails on CUDA; 'meta' fails the same way)."""
+    torch = pytest.importorskip("torch")
+    from ampere import megatron_lab as L
+
+    cfg = L.LabConfig(tensor=1)
+    p = {k: v.to("meta") for k, v in L._init_params(cfg).items()}
+    x = torch.empty(2, cfg.seq, cfg.hidden, device="meta")
+    ident = lambda z: z  # noqa: E731
+    y = L._head(p, L._layer(p, 0, L._embed(p, torch.zeros(2, cfg.seq, dtype=torch.long, device="meta")) + x, cfg.heads,
+                            ident, ident))
+    assert y.device.type == "meta" and tuple(y.shape) == (2, cfg.seq, len(L._vocab()))

@@ -4,6 +4,7 @@ the GPU path exercised on the CPU with synthetic measurements and a fake recorde
 import io
 import json
 import os
+import time
 
 import pytest
 
@@ -314,3 +315,64 @@ def test_works_as_a_cli_command(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(cli.COMMANDS, "report", "ampere.report:main")  # the registration the lead adds
     assert cli.main(["report", "--quick", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "report.json").exists() and "nothing to measure" in capsys.readouterr().out
+
+
+def test_real_probe_functions_call_their_chapters_with_valid_arguments(monkeypatch):
+    """Each probe's run function against the real chapter functions (signatures and record formats), on the
+    CPU: the wrappers only shrink the sizes and pin the device; every other argument is passed through."""
+    pytest.importorskip("torch")
+    from ampere import architecture, hbm, interconnect
+
+    seen = {}
+    orig_mm, orig_bw, orig_l2, orig_coll = (architecture.matmul_sweep, hbm.measure_bandwidth,
+                                            hbm.measure_l2_sweep, interconnect.run_collective)
+
+    def mm(sizes, precisions, **kw):
+        seen["matmul"] = kw
+        return orig_mm([32], [p for p in precisions if p in ("fp32", "bf16")], **kw)
+
+    def bw(dev, **kw):
+        seen["hbm"] = kw
+        return orig_bw("cpu", array_bytes=2**20, **{**kw, "max_time_s": 0.2})
+
+    def l2(dev, **kw):
+        seen["l2"] = kw
+        return orig_l2("cpu", footprints=[2**14, 2**16, 2**18, 2**21], total_bytes=2**22, **{**kw, "max_time_s": 0.1})
+
+    def coll(op, sizes, n, backend=None, **kw):
+        seen["allreduce"] = (backend, kw)
+        return orig_coll(op, [4096], n, backend="gloo", **{**kw, "samples": 3})
+
+    monkeypatch.setattr(architecture, "matmul_sweep", mm)
+    monkeypatch.setattr(hbm, "measure_bandwidth", bw)
+    monkeypatch.setattr(hbm, "measure_l2_sweep", l2)
+    monkeypatch.setattr(interconnect, "run_collective", coll)
+    info = _info(gpu_count=2)
+    ctx = report.ProbeContext(info, quick=True, progress=lambda text: None, deadline=float("inf"))
+    probes = {p.name: p for p in report.PROBES}
+    mm_figs = probes["matmul"].run(ctx)
+    assert [f["key"] for f in mm_figs] == ["matmul/fp32/n32", "matmul/bf16/n32"]
+    assert mm_figs[0]["model_label"] == "dense FP32 CUDA-core peak" and mm_figs[1]["model"] == pytest.approx(989.4, abs=0.1)
+    copy = probes["hbm-copy"].run(ctx)
+    assert [f["key"] for f in copy] == ["hbm/copy"] and copy[0]["value"] > 0 and copy[0]["measurement"]["samples_s"]
+    sweep = probes["l2-sweep"].run(ctx)
+    assert {"l2/plateau", "l2/dram-plateau"} <= {f["key"] for f in sweep}
+    ar = probes["allreduce"].run(ctx)
+    assert ar[0]["key"] == "allreduce/n2/4096" and ar[0]["unit"] == "GB/s" and ar[0]["measurement"]["samples_s"]
+    assert seen["allreduce"][0] == "nccl" and seen["allreduce"][1]["timeout_s"] == 120.0
+    # with little of the report's budget left, a hung NCCL rank cannot hold the run past it
+    late = report.ProbeContext(info, quick=True, progress=lambda text: None, deadline=time.monotonic() + 60)
+    probes["allreduce"].run(late)
+    assert seen["allreduce"][1]["timeout_s"] <= 30.0
+
+
+def test_fp64_label_and_configuration_fields():
+    spec = report.specs.get("A100-SXM4-80GB")
+    assert report._peak_label(report._model_precision(spec, "fp64")) == "dense FP64 tensor-core peak"
+    assert report._peak_label("tf32") == "dense TF32 tensor peak"
+    assert report._model_precision(None, "fp64") is None
+    fields = dict(report.CONFIG_FIELDS)
+    assert "ecc_enabled" in fields and "pcie_link" in fields
+    ref = _report_result({"matmul/bf16/n8192": 700.0}, info=_info(ecc_enabled=False))
+    rows = report.config_differences(_info(ecc_enabled=True).to_dict(), [ref])
+    assert {"field": "ECC enabled", "this machine": True, "reference": False}.items() <= rows[0].items()

@@ -72,6 +72,13 @@ def test_prices_are_dated_and_validated():
     (dict(model="7B", task="pretrain", recompute="some"), "recompute"),
     (dict(model="7B", task="pretrain", max_cards=0), "max_cards"),
     (dict(model="7B", task="pretrain", seq_len=2.5), "seq_len"),
+    (dict(model="7B", task="pretrain", tokens=float("inf")), "tokens"),
+    (dict(model="7B", task="pretrain", tokens=float("nan")), "tokens"),
+    (dict(model=float("nan"), task="pretrain"), "model"), (dict(model=0, task="pretrain"), "model"),
+    (dict(model="7B", task="lora", mfu=float("nan")), "mfu"), (dict(model="7B", task="lora", lora_rank=0), "lora_rank"),
+    (dict(model="7B", task="pretrain", micro_batch=-1), "micro_batch"),
+    (dict(model="7B", task="inference", context=2.5), "context"), (dict(model="", task="inference"), "model"),
+    (dict(model="7B", task="pretrain", min_cards=9), "min_cards"),
 ])
 def test_workload_rejects_nonsense(kwargs, field):
     with pytest.raises(ValueError, match=field):
@@ -88,6 +95,14 @@ def test_plan_rejects_unknown_gpu_and_bad_arguments():
         today.plan({"model": "7B"}, A100)
     with pytest.raises(ValueError, match="price"):
         today.plan(w, A100, price=(2, 1))
+    for bad in ((float("nan"), 1.0), (0.5, float("inf")), (-1, 1), ("cheap", "dear"), (1, 2, 3), (True, 2)):
+        with pytest.raises(ValueError, match="price"):
+            today.plan(w, A100, price=bad)
+        with pytest.raises(ValueError, match="price"):
+            today.price_table({A100: bad})
+    for budget in (float("nan"), float("inf"), 0, True, "100"):
+        with pytest.raises(ValueError, match="budget_dollars"):
+            today.hours_for_budget(budget, A100)
 
 
 # --- the calculator against hand-computed cases ---------------------------------------------------------
