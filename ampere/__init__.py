@@ -13,9 +13,9 @@ from typing import Any
 __version__ = "0.1.0"
 
 _SUBMODULES = frozenset({
-    "specs", "device", "timing", "results", "plots", "glue", "cli", "launch", "tables",
+    "specs", "device", "timing", "results", "plots", "glue", "cli", "benchcli", "check", "launch", "tables",
     "architecture", "numerics", "hbm", "interconnect", "sparsity", "mig", "cluster", "megatron",
-    "today", "report",
+    "megatron_lab", "today", "report",
 })
 
 __all__ = ["__version__", *sorted(_SUBMODULES)]

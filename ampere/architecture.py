@@ -510,9 +510,9 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
     Chapter: *Architecture of the GA100*, "Measured on this machine".
     """
-    from . import cli, device, results
+    from . import benchcli, device, results
 
-    p = cli.bench_parser("matmul", "Square matmul sweep per precision: TFLOP/s and % of the dense peak.")
+    p = benchcli.bench_parser("matmul", "Square matmul sweep per precision: TFLOP/s and % of the dense peak.")
     p.add_argument("--sizes", type=int, nargs="+", default=None, help="square sizes (default 256..8192)")
     p.add_argument("--precisions", nargs="+", default=["fp32", "tf32", "bf16", "fp16"],
                    choices=sorted(MATMUL_PRECISIONS))
@@ -541,7 +541,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     if check is not None:
         summary.append(f"bf16 at {check['n']}^3: {check['tflops']:.1f} TFLOP/s = {check['pct_of_peak']:.1f}% of the "
                        f"dense peak; target >= {check['target_pct']:.0f}%: {'met' if check['met'] else 'NOT met'}")
-    return cli.finish_bench(result, args, "\n".join(summary))
+    return benchcli.finish_bench(result, args, "\n".join(summary))
 
 
 #: The Architecture chapter's acceptance target: a large BF16 matmul reaches this % of the dense BF16 peak.

@@ -3,9 +3,9 @@
 Chapter: *Architecture of the GA100* introduces ``info`` and ``bench matmul``; each measuring chapter
 adds its benchmark to ``BENCHES``; *The reference check* documents ``report``.
 
-A benchmark entry point is a function ``main(argv: list[str]) -> int`` in its chapter's module. It
-parses its own options, starting from :func:`bench_parser` so that every benchmark shares ``--out``,
-``--quick`` and ``--no-save``.
+This module only dispatches. A benchmark entry point is a function ``main(argv: list[str]) -> int`` in
+its chapter's module; it parses its own options, starting from :func:`ampere.benchcli.bench_parser` so
+that every benchmark shares ``--out``, ``--quick``, ``--no-save`` and ``--device``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import argparse
 import importlib
 import json
 import sys
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
-__all__ = ["BENCHES", "VALIDATIONS", "main", "bench_parser", "finish_bench"]
+__all__ = ["BENCHES", "VALIDATIONS", "COMMANDS", "main"]
 
 #: benchmark name -> "module:function" (function(argv) -> exit code)
 BENCHES: dict[str, str] = {
@@ -47,31 +46,6 @@ COMMANDS: dict[str, str] = {
 def _resolve(target: str) -> Callable[..., Any]:
     module, _, func = target.partition(":")
     return getattr(importlib.import_module(module), func)
-
-
-def bench_parser(name: str, description: str) -> argparse.ArgumentParser:
-    """Argument parser with the options every benchmark shares."""
-    p = argparse.ArgumentParser(prog=f"python -m ampere bench {name}", description=description)
-    p.add_argument("--out", type=Path, default=Path("."),
-                   help="folder (or .json file) for the result (default: current folder)")
-    p.add_argument("--quick", action="store_true", help="short mode: fewer sizes and samples")
-    p.add_argument("--no-save", action="store_true", help="print the result, do not write a file")
-    return p
-
-
-def finish_bench(result: dict[str, Any], args: argparse.Namespace, summary: str) -> int:
-    """Print ``summary`` and save ``result`` unless ``--no-save``; return the exit code."""
-    from . import results
-
-    print(summary)
-    if not args.no_save:
-        try:
-            path = results.save(result, args.out)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"result written to {path}")
-    return 0
 
 
 def _cmd_info(argv: Sequence[str]) -> int:

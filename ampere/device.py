@@ -171,13 +171,15 @@ def _nvml_info(index: int) -> dict[str, Any]:
     return out
 
 
-def probe(index: int = 0) -> DeviceInfo:
+def probe(index: int = 0, force: str | None = None) -> DeviceInfo:
     """Probe the machine: backend, device ``index``, matched spec, capability flags and versions.
 
     Never raises for missing hardware or libraries: what could not be read is None and explained in
-    ``notes``. ``AMPERE_DEVICE=cpu`` forces the CPU path.
+    ``notes``. ``AMPERE_DEVICE=cpu`` or ``force="cpu"`` (``bench --device cpu``) forces the CPU path.
     """
-    forced = os.environ.get(ENV_FORCE, "").strip().lower() == "cpu"
+    if force not in (None, "cpu"):
+        raise ValueError(f"force must be None or 'cpu'; got {force!r}")
+    forced = force == "cpu" or os.environ.get(ENV_FORCE, "").strip().lower() == "cpu"
     base: dict[str, Any] = {"cpu_name": _cpu_name(), "cpu_count": os.cpu_count() or 0, "forced_cpu": forced}
     notes: list[str] = []
     try:

@@ -1281,9 +1281,9 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     Chapter: *HBM and the memory hierarchy*. A full run takes well under 3 minutes on an A100/H100/H200;
     ``--quick`` about 20 s. On a machine without CUDA it measures the CPU (small arrays) and says so.
     """
-    from . import cli, device as _device, results
+    from . import benchcli, device as _device, results
 
-    p = cli.bench_parser("hbm", "DRAM bandwidth (read, write, copy, scale, triad) and the L2 working-set sweep")
+    p = benchcli.bench_parser("hbm", "DRAM bandwidth (read, write, copy, scale, triad) and the L2 working-set sweep")
     p.add_argument("--kernels", default=",".join(KERNELS),
                    help=f"comma-separated kernels (default: all of {','.join(KERNELS)})")
     p.add_argument("--array-mib", type=int, default=None, help="MiB per array (default: 1024, quick: >= 256)")
@@ -1333,4 +1333,4 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         parameters={"quick": args.quick, "kernels": kernels, "array_bytes": array_bytes,
                     "sweep": not args.no_sweep, "bytes_convention": "reads + writes (STREAM); copy N/t also given"},
         records=records, notes=notes)
-    return cli.finish_bench(result, args, _summary(bw, sweep, capacity, info.label(), info.spec_name))
+    return benchcli.finish_bench(result, args, _summary(bw, sweep, capacity, info.label(), info.spec_name))

@@ -880,9 +880,9 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     """
     import os
 
-    from . import cli, device, results
+    from . import benchcli, device, results
 
-    p = cli.bench_parser("collectives", "Collective bandwidth (algbw, busbw) vs message size, and GPU-GPU copies.")
+    p = benchcli.bench_parser("collectives", "Collective bandwidth (algbw, busbw) vs message size, and GPU-GPU copies.")
     p.add_argument("--op", default="all_reduce", choices=OPS, help="collective to measure (default all_reduce)")
     p.add_argument("--world-size", type=int, default=None,
                    help="local processes to spawn (default: the number of GPUs if >= 2, else 2); ignored "
@@ -945,7 +945,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         "op": args.op, "world_size": world, "backend": backend, "sizes_bytes": sizes, "samples": samples,
         "launcher": "ampere.launch.spawn", "nodes": 1, "nccl_version": info.nccl_version, "nccl_env": env,
         "dtype": "float32", "time_statistic": "median over samples of the max over ranks"}, records, notes)
-    return cli.finish_bench(result, args, _summary(run))
+    return benchcli.finish_bench(result, args, _summary(run))
 
 
 def _default_samples(args: Any, backend: str) -> int:
@@ -1007,7 +1007,7 @@ def _bench_torchrun(args: Any, env: dict[str, str]) -> int:
     import torch
     import torch.distributed as dist
 
-    from . import cli, device, launch, results
+    from . import benchcli, device, launch, results
 
     rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
@@ -1052,7 +1052,7 @@ def _bench_torchrun(args: Any, env: dict[str, str]) -> int:
         "launcher": "torchrun", "nodes": len(hosts), "local_world_size": int(os.environ.get("LOCAL_WORLD_SIZE", "0")),
         "nccl_version": info.nccl_version, "nccl_env": env, "dtype": "float32",
         "time_statistic": "median over samples of the max over ranks"}, _run_records(run), notes + _fit_notes(run))
-    return cli.finish_bench(result, args, _summary(run))
+    return benchcli.finish_bench(result, args, _summary(run))
 
 
 # =========================================================================================================

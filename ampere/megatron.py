@@ -1326,9 +1326,9 @@ def measure_layer_gemms(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1, de
 
 def bench_main(argv: Sequence[str] | None = None) -> int:
     """``python -m ampere bench megatron``: one layer's GEMMs of Table 1 models, measured and modelled."""
-    from . import cli, device, results
+    from . import benchcli, device, results
 
-    p = cli.bench_parser("megatron", "GEMMs of one transformer layer (Megatron-LM shapes): measured vs model.")
+    p = benchcli.bench_parser("megatron", "GEMMs of one transformer layer (Megatron-LM shapes): measured vs model.")
     p.add_argument("--rows", nargs="+", default=None, help="Table 1 rows (default: 1.7B 18B 145B 1T)")
     args = p.parse_args(list(argv or []))
     names = args.rows or (["18B", "1T"] if args.quick else ["1.7B", "18B", "145B", "1T"])
@@ -1353,4 +1353,4 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
             print(f"  {name:5s} {rec['name']:22s} {measured} {model}", flush=True)
             records.append(rec)
     result = results.make_result("megatron", info, {"rows": names, "dtype": "bf16", "quick": args.quick}, records, [])
-    return cli.finish_bench(result, args, f"megatron layer GEMMs on {info.label()}: {len(records)} shapes")
+    return benchcli.finish_bench(result, args, f"megatron layer GEMMs on {info.label()}: {len(records)} shapes")

@@ -1627,10 +1627,10 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
-    from . import cli, results
+    from . import benchcli, results
     from . import device as dev
 
-    p = cli.bench_parser("mig", "Read MIG state through NVML and measure the GPU or MIG instance this "
+    p = benchcli.bench_parser("mig", "Read MIG state through NVML and measure the GPU or MIG instance this "
                                 "process runs on (matmul and copy), next to the model of its profile.")
     args = p.parse_args(list(argv or []))
     info = dev.probe()
@@ -1654,7 +1654,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     if meas["model"]:
         lines.append(f"matmul {meas['flops_per_s'] / 1e12:.1f} TFLOP/s = {meas['flops_ratio']:.0%} of the model; "
                      f"copy {meas['copy_bytes_per_s'] / 1e9:.0f} GB/s = {meas['bandwidth_ratio']:.0%} of the model")
-    return cli.finish_bench(result, args, "\n".join(lines))
+    return benchcli.finish_bench(result, args, "\n".join(lines))
 
 
 # ---------------------------------------------------------------------------------------------------------

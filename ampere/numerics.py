@@ -1094,10 +1094,10 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     """
     import torch
 
-    from . import cli, results
+    from . import benchcli, results
     from . import device as _device
 
-    p = cli.bench_parser("tf32", "TF32 versus strict FP32 (and FP64, BF16, FP16, INT8): matmul throughput, "
+    p = benchcli.bench_parser("tf32", "TF32 versus strict FP32 (and FP64, BF16, FP16, INT8): matmul throughput, "
                                  "% of peak, and the TF32 error against the CPU emulation.")
     p.add_argument("--sizes", type=int, nargs="+", default=None,
                    help="square sizes n (default 2048 4096 8192 on a GPU, 4096 with --quick; 128 256 on a CPU)")
@@ -1148,7 +1148,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
               "warmup_s": warmup, "tf32_state_outside_measurements": {k: str(v) for k, v in tf32_state().items()},
               "environment": env}
     result = results.make_result("tf32", info, params, records, notes)
-    return cli.finish_bench(result, args, _summary(records, info.label(), skipped))
+    return benchcli.finish_bench(result, args, _summary(records, info.label(), skipped))
 
 
 # -------------------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""Recorded results: the JSON every measurement writes, and the records the book ships in ampere/data/.
+"""Every figure the book shows that is not derived: recorded results, published measurements, tables.
 
 Chapter: *Architecture of the GA100*, section "Measure, model, record"; *The reference check* shows all
-records side by side.
+records side by side. The folder ``ampere/data/`` ships inside the wheel and holds three kinds of file:
 
-A result file holds one benchmark run on one device::
+``ampere/data/*.json`` — **recorded results**, one benchmark run on one device, written by
+``python -m ampere bench NAME --out ampere/data/``::
 
     {
       "schema": "ampere-result/1",
@@ -19,8 +20,30 @@ A result file holds one benchmark run on one device::
       "notes": ["..."]
     }
 
-Files are written atomically (temporary file in the same folder, fsync, rename): a reader never sees
-half a file, even if the writer is killed.
+``ampere/data/published/<benchmark>.json`` — **published measurements**, one record per published
+result::
+
+    {"schema": "ampere-published/1",
+     "records": [{"id": "mamf-a100-sxm4-80gb-bf16",       # unique over all files
+                  "benchmark": "matmul",                  # what was measured
+                  "gpu": "A100-SXM4-80GB",                # a catalogue name of ampere.specs (or a system name)
+                  "figures": {"bf16_tflop_per_s": 271.2}, # numbers (or lists), the unit in every name
+                  "params": {"m": 1024, ...},             # the configuration measured
+                  "setup": {"torch": "2.6"},              # clocks, power limit, software, as stated
+                  "source": "bekman2024mle",              # a key of book/references.bib
+                  "where": "MAMF table",                  # table, figure, page or file in the source
+                  "date": "2024-09",                      # of the source (ISO prefix)
+                  "note": ""}]}
+
+``ampere/data/tables/<name>.json`` — **other published constants** a model reads (prices, published
+tables a model is validated on)::
+
+    {"schema": "ampere-table/1", "name": "cloud-prices", "description": "...",
+     "source": "bib key (or per row)", "rows": [{...}, ...]}
+
+:func:`records` is the one reading API: it returns :class:`Record` dataclasses for both recorded
+(``kind="measured"``) and published (``kind="published"``) figures. Files are written atomically
+(temporary file in the same folder, fsync, rename): a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -33,14 +56,28 @@ import re
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
 
 from . import __version__
 
-__all__ = ["SCHEMA", "make_result", "validate", "save", "load", "recorded", "default_filename", "provenance",
-           "write_atomic"]
+__all__ = ["SCHEMA", "PUBLISHED_SCHEMA", "TABLE_SCHEMA", "UNIT_SUFFIXES", "KINDS", "Record", "make_result",
+           "validate", "save", "load", "recorded", "records", "published", "table", "default_filename",
+           "provenance", "write_atomic", "data_files"]
 
 SCHEMA = "ampere-result/1"
+PUBLISHED_SCHEMA = "ampere-published/1"
+TABLE_SCHEMA = "ampere-table/1"
+KINDS = ("measured", "published")
+
+#: The unit every figure name ends with (CONTRIBUTING.md, "Units and words"). "_pct" is a percentage,
+#: "_ratio" a dimensionless ratio, "_count" a count.
+UNIT_SUFFIXES = ("_s", "_ms", "_us", "_ns", "_minutes", "_hours", "_days", "_flop_per_s", "_tflop_per_s",
+                 "_pflop_per_s", "_gflop_per_s", "_bytes", "_kib", "_mib", "_gib", "_gb", "_bytes_per_s",
+                 "_gb_per_s", "_tb_per_s", "_pct", "_ratio", "_count", "_tokens_per_s", "_samples_per_s",
+                 "_w", "_kw", "_mw", "_hz", "_mhz", "_gflop_per_w", "_score", "_cycles", "_usd",
+                 "_usd_per_hour", "_tflop_per_s_per_gpu")
 _REQUIRED = {"schema": str, "benchmark": str, "created_utc": str, "device": dict, "versions": dict,
              "parameters": dict, "records": list, "notes": list}
 
@@ -113,8 +150,9 @@ def default_filename(result: dict[str, Any]) -> str:
 def save(result: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Validate and write ``result`` atomically to ``path`` (a file, or a folder for the default name)."""
     validate(result)
+    text = os.fspath(path)
     path = Path(path)
-    if path.is_dir() or str(path).endswith(os.sep):
+    if path.is_dir() or text.endswith(("/", os.sep)):
         path = path / default_filename(result)
     folder = path.parent if str(path.parent) else Path(".")
     try:
@@ -162,25 +200,263 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{path}: {exc}") from None
 
 
+def data_files(sub: str = "") -> list[tuple[str, Any]]:
+    """(name, traversable) of the ``.json`` files in ``ampere/data/<sub>`` (empty when the folder is absent)."""
+    folder = resources.files("ampere").joinpath("data")
+    for part in filter(None, sub.split("/")):
+        folder = folder.joinpath(part)
+    if not folder.is_dir():
+        return []
+    return sorted(((e.name, e) for e in folder.iterdir() if e.name.endswith(".json") and e.is_file()),
+                  key=lambda t: t[0])
+
+
+def _read_json(entry: Any, where: str) -> Any:
+    with resources.as_file(entry) as p, open(p, encoding="utf-8") as fh:
+        try:
+            return json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not valid JSON ({exc})") from None
+
+
 def recorded(benchmark: str | None = None, gpu: str | None = None) -> list[dict[str, Any]]:
-    """Results bundled with the package (ampere/data/*.json), optionally filtered.
+    """Recorded results bundled with the package (``ampere/data/*.json``, whole files), optionally filtered.
 
     ``gpu`` matches the catalogue spec name (e.g. "H200-SXM-141GB") or, for GPUs outside the catalogue,
-    the device name. Sorted by benchmark, device and date.
+    the device name. Sorted by benchmark, device and date. :func:`records` gives the same data as typed
+    :class:`Record` rows, beside the published ones.
     """
     out = []
-    for entry in resources.files("ampere").joinpath("data").iterdir():
-        if not entry.name.endswith(".json"):
-            continue
+    for name, entry in data_files():
         with resources.as_file(entry) as p:
             res = load(p)
-        res["_file"] = entry.name
+        res["_file"] = name
         if benchmark is not None and res["benchmark"] != benchmark:
             continue
         if gpu is not None and gpu not in (res["device"].get("spec_name"), res["device"].get("name")):
             continue
         out.append(res)
     return sorted(out, key=lambda r: (r["benchmark"], r["device"].get("name", ""), r["created_utc"]))
+
+
+def _frozen(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True)
+class Record:
+    """One figure set the book can show beside a model: published by a source, or measured by the package.
+
+    ``figures`` maps names that end with their unit (:data:`UNIT_SUFFIXES`) to numbers or lists of
+    numbers; ``params`` says which configuration was measured; ``setup`` how (clocks, software).
+    """
+
+    kind: str                          # "measured" | "published"
+    benchmark: str                     # "matmul", "stream", "l2-sweep", "all-reduce", ...
+    gpu: str                           # catalogue name (ampere.specs) where known, else the device or system name
+    figures: Mapping[str, Any]         # {"bf16_tflop_per_s": 271.2, ...}
+    source: str                        # bib key (published) or result file name (measured)
+    where: str = ""                    # table/figure/page/file in the source; for measured, the provenance
+    params: Mapping[str, Any] = field(default_factory=dict)
+    setup: Mapping[str, Any] = field(default_factory=dict)
+    date: str = ""                     # ISO date (prefix) of the source or of the measurement
+    note: str = ""
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Record.kind must be one of {', '.join(KINDS)}; got {self.kind!r}")
+        for name in ("benchmark", "gpu", "source"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"Record.{name} must be a non-empty string; got {getattr(self, name)!r}")
+        if not isinstance(self.figures, Mapping) or not self.figures:
+            raise ValueError(f"Record {self.id or self.benchmark!r}: figures must be a non-empty mapping")
+        for key, value in self.figures.items():
+            if self.kind == "published" and not key.endswith(UNIT_SUFFIXES):
+                raise ValueError(f"Record {self.id!r}: figure name {key!r} does not end with a unit; "
+                                 f"allowed endings: {', '.join(UNIT_SUFFIXES)}")
+            values = value if isinstance(value, (list, tuple)) else [value]
+            if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                raise ValueError(f"Record {self.id!r}: figure {key!r} must be a number or a list of numbers")
+        object.__setattr__(self, "figures", _frozen(self.figures))
+        object.__setattr__(self, "params", _frozen(self.params))
+        object.__setattr__(self, "setup", _frozen(self.setup))
+
+    def label(self) -> str:
+        """Where the numbers come from, for a table column or a legend: "published: bekman2024mle, MAMF
+        table" or "recorded on NVIDIA H200 (sm90), 2026-12-02, torch 2.13.0"."""
+        if self.kind == "measured":
+            return self.where or f"recorded on {self.gpu}"
+        return f"published: {self.source}" + (f", {self.where}" if self.where else "")
+
+    def figure(self, name: str) -> Any:
+        """One figure, with a clear error naming the ones this record has."""
+        if name not in self.figures:
+            raise KeyError(f"record {self.id or self.benchmark!r} has no figure {name!r}; it has "
+                           f"{', '.join(self.figures)}")
+        return self.figures[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (the published-record schema above)."""
+        def plain(v: Any) -> Any:
+            return list(v) if isinstance(v, tuple) else v
+        out = {"id": self.id, "benchmark": self.benchmark, "gpu": self.gpu,
+               "figures": {k: plain(v) for k, v in self.figures.items()},
+               "params": {k: plain(v) for k, v in self.params.items()}, "setup": dict(self.setup),
+               "source": self.source, "where": self.where, "date": self.date, "note": self.note}
+        if self.kind != "published":
+            out["kind"] = self.kind
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], kind: str = "published") -> "Record":
+        """Read one record of a published file (unknown fields are refused: they are typos)."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a record must be a JSON object, got {type(d).__name__}")
+        known = {"id", "benchmark", "gpu", "figures", "params", "setup", "source", "where", "date", "note",
+                 "kind"}
+        extra = set(d) - known
+        if extra:
+            raise ValueError(f"record {d.get('id')!r} has unknown field(s) {sorted(extra)}; known: {sorted(known)}")
+        missing = {"id", "benchmark", "gpu", "figures", "source"} - set(d)
+        if missing:
+            raise ValueError(f"record {d.get('id')!r} lacks field(s) {sorted(missing)}")
+        def tup(v: Any) -> Any:
+            return tuple(v) if isinstance(v, list) else v
+        return cls(kind=d.get("kind", kind), benchmark=d["benchmark"], gpu=d["gpu"],
+                   figures={k: tup(v) for k, v in d["figures"].items()},
+                   params={k: tup(v) for k, v in (d.get("params") or {}).items()}, setup=d.get("setup") or {},
+                   source=d["source"], where=d.get("where", ""), date=str(d.get("date", "")),
+                   note=d.get("note", ""), id=d["id"])
+
+
+def _published_records() -> list[Record]:
+    out: list[Record] = []
+    seen: dict[str, str] = {}
+    for name, entry in data_files("published"):
+        where = f"ampere/data/published/{name}"
+        data = _read_json(entry, where)
+        if not isinstance(data, dict) or data.get("schema") != PUBLISHED_SCHEMA:
+            raise ValueError(f"{where}: field 'schema' must be {PUBLISHED_SCHEMA!r}")
+        if not isinstance(data.get("records"), list):
+            raise ValueError(f"{where}: field 'records' must be a list")
+        for d in data["records"]:
+            try:
+                rec = Record.from_dict(d)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+            if rec.id in seen:
+                raise ValueError(f"{where}: record id {rec.id!r} also in {seen[rec.id]}")
+            seen[rec.id] = name
+            out.append(rec)
+    return out
+
+
+_PUBLISHED_CACHE: list[Record] | None = None
+
+
+def published() -> list[Record]:
+    """Every published record of ``ampere/data/published/`` (read once per process; records are frozen)."""
+    global _PUBLISHED_CACHE
+    if _PUBLISHED_CACHE is None:
+        _PUBLISHED_CACHE = _published_records()
+    return list(_PUBLISHED_CACHE)
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, int, float, bool)) or v is None
+
+
+def measured_records(result: dict[str, Any]) -> list[Record]:
+    """A recorded result as :class:`Record` rows, one per configuration.
+
+    ``params`` holds the configuration's text, integer and boolean fields (and its ``params`` object);
+    ``figures`` its float fields, its ``derived`` numbers and the median time of its measurement
+    (``median_s``). Chapter modules that know their benchmark read the raw result for more.
+    """
+    dev = result["device"]
+    gpu = dev.get("spec_name") or dev.get("name") or dev.get("backend", "?")
+    if dev.get("mig_instance"):
+        gpu = f"{gpu} MIG {dev['mig_instance']}"
+    label = provenance(result)
+    out = []
+    for i, rec in enumerate(result["records"]):
+        params: dict[str, Any] = dict(rec.get("params") or {}) if isinstance(rec.get("params"), dict) else {}
+        figures: dict[str, Any] = {}
+        for key, value in rec.items():
+            if key in ("params", "measurement", "derived"):
+                continue
+            if isinstance(value, float) and not isinstance(value, bool):
+                figures[key] = value
+            elif _scalar(value):
+                params[key] = value
+        derived = rec.get("derived")
+        if isinstance(derived, dict):
+            figures.update({k: v for k, v in derived.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+        meas = rec.get("measurement")
+        if isinstance(meas, dict) and meas.get("samples_s"):
+            samples = sorted(meas["samples_s"])
+            figures["median_s"] = float(samples[len(samples) // 2] if len(samples) % 2 else
+                                        (samples[len(samples) // 2 - 1] + samples[len(samples) // 2]) / 2)
+        if not figures:
+            continue
+        out.append(Record(kind="measured", benchmark=result["benchmark"], gpu=str(gpu), figures=figures,
+                          source=str(result.get("_file") or default_filename(result)), where=label,
+                          params={k: v for k, v in params.items() if _scalar(v) or isinstance(v, (list, tuple))},
+                          setup={k: v for k, v in result["versions"].items() if v is not None},
+                          date=result["created_utc"][:10], id=f"{result.get('_file', result['benchmark'])}#{i}"))
+    return out
+
+
+def records(benchmark: str | None = None, gpu: str | None = None, kind: str | None = None) -> list[Record]:
+    """Every figure set the package ships, as typed :class:`Record` rows: the one reading API.
+
+    ``benchmark`` filters on the benchmark name, ``gpu`` on the catalogue name (or the device or system
+    name), ``kind`` on ``"measured"`` (recorded by the package on a real GPU) or ``"published"``.
+    Measured rows come first (the reader's own kind of evidence), then published ones, each sorted by
+    benchmark, GPU and date. Results recorded on a CPU are never returned as measurements of a GPU.
+    """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)} or None; got {kind!r}")
+    for name, value in (("benchmark", benchmark), ("gpu", gpu)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string or None; got {value!r}")
+    out: list[Record] = []
+    if kind in (None, "measured"):
+        rows = [r for res in recorded(benchmark=benchmark) if res["device"].get("backend") == "cuda"
+                for r in measured_records(res)]
+        out += sorted(rows, key=lambda r: (r.benchmark, r.gpu, r.date))
+    if kind in (None, "published"):
+        rows = [r for r in published() if benchmark is None or r.benchmark == benchmark]
+        out += sorted(rows, key=lambda r: (r.benchmark, r.gpu, r.date, r.id))
+    if gpu is not None:
+        out = [r for r in out if r.gpu == gpu or r.gpu.startswith(gpu + " MIG")]
+    return out
+
+
+_TABLE_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def table(name: str) -> dict[str, Any]:
+    """A published table of ``ampere/data/tables/<name>.json``: ``{"name", "description", "source", "rows"}``.
+
+    The module that reads it turns the rows into its own dataclasses (dicts stop at this boundary).
+    """
+    if name not in _TABLE_CACHE:
+        files = dict(data_files("tables"))
+        if f"{name}.json" not in files:
+            known = ", ".join(n[:-5] for n in files) or "none"
+            raise ValueError(f"no table {name!r} in ampere/data/tables; known: {known}")
+        where = f"ampere/data/tables/{name}.json"
+        data = _read_json(files[f"{name}.json"], where)
+        if not isinstance(data, dict) or data.get("schema") != TABLE_SCHEMA:
+            raise ValueError(f"{where}: field 'schema' must be {TABLE_SCHEMA!r}")
+        if data.get("name") != name or not isinstance(data.get("rows"), list):
+            raise ValueError(f"{where}: needs 'name' = {name!r} and a list 'rows'")
+        _TABLE_CACHE[name] = data
+    data = _TABLE_CACHE[name]
+    return {"name": data["name"], "description": data.get("description", ""), "source": data.get("source", ""),
+            "rows": [dict(r) for r in data["rows"]]}
 
 
 def provenance(result: dict[str, Any]) -> str:

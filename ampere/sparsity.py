@@ -1558,10 +1558,10 @@ def short_run(info: Any = None) -> dict[str, Any]:
 
 def bench_main(argv: Sequence[str] | None = None) -> int:
     """``python -m ampere bench sparsity``: the chapter's sweep, recorded as a result JSON (<= 3 min)."""
-    from . import cli
+    from . import benchcli
     from . import device as _device
 
-    p = cli.bench_parser("sparsity", "2:4 sparse vs dense F.linear for Linear-layer shapes: speedup, numerics, "
+    p = benchcli.bench_parser("sparsity", "2:4 sparse vs dense F.linear for Linear-layer shapes: speedup, numerics, "
                                      "conversion time (torch semi-structured sparsity).")
     p.add_argument("--dtypes", nargs="+", default=None, choices=["float16", "bfloat16"],
                    help="dtypes (default: float16 and bfloat16; --quick: float16)")
@@ -1582,7 +1582,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     result = _run(args.quick, args.dtypes, info, progress=show, check=check)
     print(_sweep_summary(result))
     print("\n".join(verdict(result)))
-    return cli.finish_bench(result, args, f"sparsity sweep on {info.label()}: {len(result['records'])} records")
+    return benchcli.finish_bench(result, args, f"sparsity sweep on {info.label()}: {len(result['records'])} records")
 
 
 # -------------------------------------------------------------------------------------------------------
