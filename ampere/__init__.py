@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 _SUBMODULES = frozenset({
     "specs", "device", "timing", "results", "plots", "glue", "cli", "benchcli", "check", "launch", "tables",
     "architecture", "numerics", "hbm", "interconnect", "sparsity", "mig", "cluster", "megatron",
-    "megatron_lab", "today", "report",
+    "megatron_lab", "today", "report", "book",
 })
 
 __all__ = ["__version__", *sorted(_SUBMODULES)]
