@@ -130,3 +130,18 @@ def test_measured_records_come_from_cuda_results_only(tmp_path, monkeypatch):
     assert len(rows) == 1 and rows[0].gpu == "A100-SXM4-80GB"
     assert rows[0].figures["tflops"] == 250.0 and rows[0].params == {"precision": "bf16", "n": 8192}
     assert rows[0].label().startswith("recorded on NVIDIA A100-SXM4-80GB (sm80)")
+
+
+def test_sources_table_is_in_sync_with_the_bibliography():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "bibyear.py"), "--check"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_bibliography_label_names_one_work():
+    table = results.table("sources")
+    labels = [r["label"] for r in table["rows"]]
+    assert len(labels) == len(set(labels))
