@@ -18,7 +18,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 PYTEST_JOBS ?= 2
 
-.PHONY: book test unit notebooks check-notebooks figures validate clean env
+.PHONY: book test unit notebooks check-notebooks figures validate clean env wheel-check gpu-check
 
 env: $(STAMP)
 
@@ -42,7 +42,12 @@ test: $(STAMP)
 	$(PY) tools/check_notebooks.py
 	$(PY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15 -m "not serial" tests book
 	$(PY) -m pytest -q -p no:xdist -m serial tests
+	tools/wheel_check.sh $(VENV)
 	$(VENV)/bin/jupyter-book build -W -n --keep-going -q .
+
+# The Colab path: the built wheel in a fresh venv, run from outside the checkout (part of `make test`).
+wheel-check: $(STAMP)
+	tools/wheel_check.sh $(VENV)
 
 unit: $(STAMP)
 	$(PY) -m pytest -q -n $(PYTEST_JOBS) tests
