@@ -12,7 +12,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from . import specs
+from . import check, gemm, specs
+from .gemm import peak_precision_for, wave_efficiency  # noqa: F401  (transitional aliases)
 from .tables import markdown_table  # noqa: F401  (re-exported: arch.markdown_table)
 
 __all__ = [
@@ -158,33 +159,13 @@ def sm_resources(gpu: str | specs.GPUSpec) -> dict[str, Any]:
 
 
 def peak_rows(gpus: Iterable[str], precisions: Sequence[str] = specs.PRECISIONS) -> list[dict[str, Any]]:
-    """One row per (gpu, precision, dense/sparse) the GPU supports: the derivation and the datasheet figure.
-
-    ``derived_tflops`` = SMs x FMA/clk/SM x 2 x clock (x 2 for 2:4 sparse); ``datasheet`` is the printed
-    figure when NVIDIA prints one; ``agrees`` compares them to the printed precision.
+    """The chapter's peak table: :func:`ampere.gemm.peak_rows` as dict rows for a Markdown table
+    (``derived_tflops`` = SMs x FMA/clk/SM x 2 x clock, x 2 for 2:4 sparse; ``datasheet`` the printed figure;
+    ``agrees`` whether they match to the printed precision).
 
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
-    rows = []
-    for name in gpus:
-        spec = specs.get(name)
-        for p in precisions:
-            if not spec.supports(p):
-                continue
-            for sparse in (False, True):
-                if not spec.supports(p, sparse):
-                    continue
-                derived = spec.peak_flops(p, sparse)
-                quoted = spec.datasheet.get((p, sparse))
-                rows.append({
-                    "gpu": spec.name, "precision": p, "sparse": sparse, "sms": spec.sm_count,
-                    "fma_per_clk_per_sm": spec.fma_per_clk_per_sm[p], "clock_mhz": spec.clock_for(p) / 1e6,
-                    "derived_tflops": derived / 1e12,
-                    "datasheet": quoted.text if quoted else None,
-                    "agrees": quoted.agrees_with(derived) if quoted else None,
-                    "note": quoted.note if quoted else None,
-                })
-    return rows
+    return [r.to_dict() for r in gemm.peak_rows(gpus, precisions)]
 
 
 def validate_datasheets() -> tuple[str, bool]:
@@ -195,16 +176,16 @@ def validate_datasheets() -> tuple[str, bool]:
 
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
-    rows = [r for r in peak_rows(specs.names()) if r["datasheet"] is not None]
+    rows = [r for r in gemm.peak_rows(specs.names()) if r.datasheet is not None]
     lines, ok = [], True
     for r in rows:
-        expected = r["note"] is None
-        good = r["agrees"] == expected
+        expected = r.note is None
+        good = r.agrees == expected
         ok &= good
-        mode = "sparse" if r["sparse"] else "dense"
+        mode = "sparse" if r.sparse else "dense"
         flag = "ok" if good else "MISMATCH"
-        lines.append(f"{r['gpu']:16s} {r['precision']:8s} {mode:6s} derived {r['derived_tflops']:9.2f} "
-                     f"datasheet {r['datasheet']:>7s}  {flag}" + (f"  ({r['note']})" if r["note"] else ""))
+        lines.append(f"{r.gpu:16s} {r.precision:8s} {mode:6s} derived {r.derived_tflops:9.2f} "
+                     f"datasheet {r.datasheet:>7s}  {flag}" + (f"  ({r.note})" if r.note else ""))
     lines.append(f"{len(rows)} datasheet figures checked")
     return "\n".join(lines), ok
 
@@ -277,28 +258,6 @@ def roofline_curve(gpu: str | specs.GPUSpec, precision: str, lo: float = 0.1, hi
 
     x = np.logspace(math.log10(lo), math.log10(hi), points)
     return x, attainable_flops(gpu, precision, x, bytes_per_s)
-
-
-def wave_efficiency(m: int, n: int, tile_m: int = 128, tile_n: int = 128, sms: int = 108,
-                    tiles_per_sm: int = 1, batch: int = 1) -> float:
-    """Fraction of SM time doing useful work when an m x n output is cut into tiles that run in waves.
-
-    A GEMM kernel assigns output tiles to SMs; with ``T = ceil(m/tile_m) * ceil(n/tile_n)`` tiles and
-    ``sms * tiles_per_sm`` slots per wave it needs ``ceil(T / slots)`` waves, and the last one is partly
-    empty: efficiency = T / (waves x slots). Partial tiles at the edges (tile quantisation) waste the rest.
-    ``batch`` independent GEMMs of the same shape (attention heads, say) share the waves.
-    Chapter: *Architecture of the GA100*, "Why small matmuls miss the roof"; the Megatron chapter's GEMM
-    model uses the same idea.
-    """
-    for label, v in (("m", m), ("n", n), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
-                     ("tiles_per_sm", tiles_per_sm), ("batch", batch)):
-        if not isinstance(v, int) or v < 1:
-            raise ValueError(f"{label}={v!r} must be a positive integer")
-    tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n) * batch
-    slots = sms * tiles_per_sm
-    waves = math.ceil(tiles / slots)
-    useful = (m * n * batch) / (tile_m * tile_n)  # tiles' worth of real output
-    return useful / (waves * slots)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -387,39 +346,34 @@ def capability_markdown() -> str:
 # The matmul sweep: measure, compare with the peak, record
 # ---------------------------------------------------------------------------------------------------
 
-#: Published achieved matmul throughput (dense), for the roofline plot when nothing is recorded. Entries of
-#: kind "mamf" are the best of a shape search (maximum achievable matmul FLOPS), which the Megatron
-#: chapter's throughput model takes as its GEMM ceiling.
-PUBLISHED_MATMUL: tuple[dict[str, Any], ...] = (
-    {"gpu": "A100-SXM4-80GB", "precision": "bf16", "tflops": 271.2, "shape": (1024, 10240, 5120),
-     "what": "best of a shape search (MAMF), torch 2.6", "source": "bekman2024mle", "kind": "mamf"},
-    {"gpu": "A100-PCIE-80GB", "precision": "bf16", "tflops": 252.9, "shape": None,
-     "what": "best of a shape search (MAMF)", "source": "bekman2024mle", "kind": "mamf"},
-    {"gpu": "H100-SXM5-80GB", "precision": "bf16", "tflops": 794.5, "shape": None,
-     "what": "best of a shape search (MAMF)", "source": "bekman2024mle", "kind": "mamf"},
-    # The post says "A100" and 83% of 312 (a 16-bit tensor-core matmul) without naming the variant or the dtype;
-    # every A100 has the same 312 TFLOP/s dense FP16/BF16 peak, so the % of peak does not depend on either.
-    {"gpu": "A100-SXM4-40GB", "precision": "fp16", "tflops": 257.0, "shape": (8192, 8192, 8192),
-     "what": "random normal inputs (295 with zeros: power-limited clocks depend on the data)",
-     "source": "he2024predictable"},
-)
+def _legacy_published_matmul() -> tuple[dict[str, Any], ...]:
+    """The published matmul figures in the dict form other modules read before ``ampere.gemm`` existed.
+
+    Transitional: read from ``ampere/data/published/matmul.json`` through :func:`ampere.gemm.published_matmul`
+    (the one place the figures live); new code calls ``gemm.published_matmul`` / ``gemm.mamf_flops``.
+    """
+    out = []
+    for rec in gemm.published_matmul():
+        if (rec.id.startswith("mamf-v1-") or rec.params.get("data") == "zeros"
+                or rec.params["precision"] not in ("bf16", "fp16")):
+            continue  # superseded revision, all-zeros contrast, FP8: not what the old tuple held
+        out.append({"gpu": rec.gpu, "precision": rec.params["precision"], "tflops": gemm.matmul_tflops(rec),
+                    "shape": gemm.matmul_shape(rec), "what": rec.note or rec.where, "source": rec.source,
+                    **({"kind": "mamf"} if rec.params.get("method") == "mamf" else {})})
+    return tuple(out)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PUBLISHED_MATMUL":  # transitional alias (see _legacy_published_matmul)
+        return _legacy_published_matmul()
+    raise AttributeError(f"module 'ampere.architecture' has no attribute {name!r}")
+
 
 #: Precisions of the sweep and the torch dtype / TF32 switch each one needs.
 MATMUL_PRECISIONS: dict[str, tuple[str, bool]] = {
     "fp32": ("float32", False), "tf32": ("float32", True), "bf16": ("bfloat16", False), "fp16": ("float16", False),
     "fp64": ("float64", False),
 }
-
-
-def peak_precision_for(spec: specs.GPUSpec, precision: str) -> str | None:
-    """The peak a measured matmul is compared with: cuBLAS runs FP64 GEMMs on the FP64 tensor cores
-    where they exist (A100, H100), so their roof is ``fp64_tc``, not the CUDA-core ``fp64``.
-
-    Chapter: *Architecture of the GA100*, "Measured on this machine".
-    """
-    if precision == "fp64" and spec.supports("fp64_tc"):
-        return "fp64_tc"
-    return precision if spec.supports(precision) else None
 
 
 def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),

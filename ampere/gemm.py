@@ -1,0 +1,232 @@
+"""The shared GEMM model: which peak a matmul runs against, tile/wave quantisation, the derived peak table,
+and the published achievable matmul figures (MAMF) the models take as their ceiling.
+
+Chapter: *Architecture of the GA100* explains all of it ("Every headline number, derived", "Why small
+matmuls miss the roof"); *TF32 and the precision formats*, *2:4 structured sparsity*, *Megatron-LM* and
+*The reference check* use it. Pure Python: no torch, no chapter module is imported here.
+
+* :func:`peak_precision_for` -- the roof of a measured matmul (cuBLAS runs FP64 GEMMs on the FP64
+  tensor cores where they exist).
+* :func:`wave_efficiency` -- output tiles run in waves over the SMs; the last wave is partly empty.
+* :func:`peak_rows` -- one :class:`PeakRow` per (GPU, precision, dense/sparse): the derivation
+  SMs x FMA/clk/SM x 2 x clock beside the figure NVIDIA prints.
+* :func:`published_matmul` -- the published achievable-matmul records of
+  ``ampere/data/published/matmul.json`` (``results.Record``); :func:`mamf_flops` -- the best of a shape
+  search for a GPU (or its sibling with the same silicon and clocks), the GEMM ceiling of the Megatron
+  chapter's throughput model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Sequence
+
+from . import check, results, specs
+
+__all__ = ["matmul_flops", "peak_precision_for", "wave_efficiency", "PeakRow", "peak_rows", "MATMUL_METHODS",
+           "published_matmul", "matmul_tflops", "matmul_shape", "MAMF_SIBLINGS", "mamf_flops"]
+
+#: How a published matmul figure was obtained: "mamf" = the best of a search over shapes (maximum
+#: achievable matmul FLOPS), "fixed" = one stated shape.
+MATMUL_METHODS = ("mamf", "fixed")
+
+
+def matmul_flops(m: int, n: int, k: int, batch: int = 1) -> float:
+    """FLOPs of ``batch`` products C[m,n] = A[m,k] B[k,n]: 2 m n k per product (one multiply, one add).
+
+    Chapter: *Architecture of the GA100*, "How we measure".
+    """
+    m, n, k = (check.positive_int(name, v) for name, v in (("m", m), ("n", n), ("k", k)))
+    return 2.0 * m * n * k * check.positive_int("batch", batch)
+
+
+def peak_precision_for(spec: str | specs.GPUSpec, precision: str) -> str | None:
+    """The peak a measured matmul of ``precision`` is compared with, or None when ``spec`` lacks it.
+
+    cuBLAS runs FP64 GEMMs on the FP64 tensor cores where they exist (A100, H100), so their roof is
+    ``fp64_tc``, not the CUDA-core ``fp64``. Chapter: *Architecture of the GA100*, "Measured on this
+    machine".
+    """
+    spec = specs.get(spec)
+    check.one_of("precision", precision, specs.PRECISIONS)
+    if precision == "fp64" and spec.supports("fp64_tc"):
+        return "fp64_tc"
+    return precision if spec.supports(precision) else None
+
+
+def wave_efficiency(m: int, n: int, tile_m: int = 128, tile_n: int = 128, sms: int = 108,
+                    tiles_per_sm: int = 1, batch: int = 1) -> float:
+    """Fraction of SM time doing useful work when an m x n output is cut into tiles that run in waves.
+
+    A GEMM kernel assigns output tiles to SMs; with ``T = ceil(m/tile_m) * ceil(n/tile_n)`` tiles and
+    ``sms * tiles_per_sm`` slots per wave it needs ``ceil(T / slots)`` waves, and the last one is partly
+    empty: efficiency = useful tiles / (waves x slots). Partial tiles at the edges (tile quantisation)
+    waste the rest. ``batch`` independent GEMMs of the same shape (attention heads, say) share the waves.
+
+    Chapter: *Architecture of the GA100*, "Why small matmuls miss the roof"; the Megatron chapter's GEMM
+    model uses the same function.
+    """
+    m, n, tile_m, tile_n, sms, tiles_per_sm, batch = (
+        check.positive_int(label, v) for label, v in (
+            ("m", m), ("n", n), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
+            ("tiles_per_sm", tiles_per_sm), ("batch", batch)))
+    tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n) * batch
+    slots = sms * tiles_per_sm
+    waves = math.ceil(tiles / slots)
+    useful = (m * n * batch) / (tile_m * tile_n)  # tiles' worth of real output
+    return useful / (waves * slots)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every headline number, derived
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeakRow:
+    """One peak of one GPU: the derivation SMs x FMA/clk/SM x 2 x clock (x 2 for 2:4 sparse) and, where
+    NVIDIA prints one, the datasheet figure as printed (``datasheet``), whether the two agree to the
+    printed precision (``agrees``) and the known rounding quirk that explains a disagreement (``note``).
+
+    Chapter: *Architecture of the GA100*, "Every headline number, derived".
+    """
+
+    gpu: str
+    precision: str
+    sparse: bool
+    sms: int
+    fma_per_clk_per_sm: int
+    clock_hz: float
+    derived_flop_per_s: float
+    datasheet: str | None = None
+    agrees: bool | None = None
+    note: str | None = None
+
+    @property
+    def derived_tflops(self) -> float:
+        """The derived peak in TFLOP/s (TOP/s for int8/int4)."""
+        return self.derived_flop_per_s / 1e12
+
+    @property
+    def clock_mhz(self) -> float:
+        return self.clock_hz / 1e6
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (for JSON and for Markdown tables), with ``derived_tflops`` and ``clock_mhz``."""
+        return {**asdict(self), "derived_tflops": self.derived_tflops, "clock_mhz": self.clock_mhz}
+
+
+def peak_rows(gpus: Iterable[str | specs.GPUSpec], precisions: Sequence[str] = specs.PRECISIONS,
+              modes: Sequence[bool] = (False, True)) -> list[PeakRow]:
+    """One :class:`PeakRow` per (gpu, precision, dense/sparse) the GPU supports, in the order given.
+
+    ``modes`` selects dense (False) and/or 2:4 sparse (True) rows. The one peak table of the package: the
+    Architecture chapter prints all of it, the sparsity chapter pivots its tensor precisions.
+
+    Chapter: *Architecture of the GA100*, "Every headline number, derived".
+    """
+    if isinstance(gpus, (str, specs.GPUSpec)):
+        gpus = [gpus]
+    chosen = [specs.get(g) for g in gpus]
+    for p in precisions:
+        check.one_of("precisions", p, specs.PRECISIONS)
+    for mode in modes:
+        check.boolean("modes", mode)
+    rows = []
+    for spec in chosen:
+        for p in precisions:
+            for sparse in modes:
+                if not spec.supports(p, sparse):
+                    continue
+                derived = spec.peak_flops(p, sparse)
+                quoted = spec.datasheet.get((p, sparse))
+                rows.append(PeakRow(
+                    gpu=spec.name, precision=p, sparse=sparse, sms=spec.sm_count,
+                    fma_per_clk_per_sm=spec.fma_per_clk_per_sm[p], clock_hz=spec.clock_for(p),
+                    derived_flop_per_s=derived, datasheet=quoted.text if quoted else None,
+                    agrees=quoted.agrees_with(derived) if quoted else None, note=quoted.note if quoted else None))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------
+# Published achievable matmul figures
+# ---------------------------------------------------------------------------------------------------
+
+
+def published_matmul(gpu: str | None = None, precision: str | None = None,
+                     method: str | None = None) -> list[results.Record]:
+    """Published achievable dense matmul throughput (``ampere/data/published/matmul.json``), filtered.
+
+    Each record has benchmark "matmul", params ``{"precision", "m", "n", "k"`` (None when the source
+    does not give the shape), ``"method"}`` (:data:`MATMUL_METHODS`) and one figure
+    ``"<precision>_tflop_per_s"``. Read the number with :func:`matmul_tflops`, the shape with
+    :func:`matmul_shape`. Chapter: *Architecture of the GA100*, "The roofline".
+    """
+    if gpu is not None:
+        gpu = specs.get(gpu).name
+    if precision is not None:
+        check.one_of("precision", precision, specs.PRECISIONS)
+    if method is not None:
+        check.one_of("method", method, MATMUL_METHODS)
+    out = []
+    for rec in results.records(benchmark="matmul", gpu=gpu, kind="published"):
+        if precision is not None and rec.params.get("precision") != precision:
+            continue
+        if method is not None and rec.params.get("method") != method:
+            continue
+        out.append(rec)
+    return out
+
+
+def matmul_tflops(rec: results.Record) -> float:
+    """The TFLOP/s figure of a published matmul record (the ``<precision>_tflop_per_s`` figure)."""
+    if not isinstance(rec, results.Record):
+        raise TypeError(f"rec must be a results.Record, got {type(rec).__name__}")
+    precision = rec.params.get("precision")
+    return float(rec.figure(f"{precision}_tflop_per_s"))
+
+
+def matmul_shape(rec: results.Record) -> tuple[int, int, int] | None:
+    """(m, n, k) of a published matmul record, or None when the source does not give the shape."""
+    if not isinstance(rec, results.Record):
+        raise TypeError(f"rec must be a results.Record, got {type(rec).__name__}")
+    dims = tuple(rec.params.get(d) for d in ("m", "n", "k"))
+    return None if any(d is None for d in dims) else tuple(int(d) for d in dims)  # type: ignore[return-value]
+
+
+#: Catalogue GPUs without a published MAMF figure of their own that share one with a sibling of the same
+#: silicon, SM count and clocks (so the same dense peak): the 40 GB A100s take their 80 GB twin's figure,
+#: the H200 the H100 SXM's (same GH100 compute, faster memory, which a large matmul does not feel).
+MAMF_SIBLINGS: dict[str, str] = {"A100-SXM4-40GB": "A100-SXM4-80GB", "A100-PCIE-40GB": "A100-PCIE-80GB",
+                                 "H200-SXM-141GB": "H100-SXM5-80GB"}
+
+
+def _newest(recs: Sequence[results.Record]) -> results.Record:
+    """The most recent record (then the highest figure): a source's later table supersedes its earlier one."""
+    return max(recs, key=lambda r: (r.date, matmul_tflops(r)))
+
+
+def mamf_flops(gpu: str | specs.GPUSpec,
+               precision: str = "bf16") -> tuple[float, tuple[int, int, int] | None, results.Record]:
+    """(FLOP/s, shape or None, the record) of the best achievable ``precision`` matmul published for ``gpu``.
+
+    Reads the "mamf" records of :func:`published_matmul`; a GPU without its own takes its sibling's
+    (:data:`MAMF_SIBLINGS`); several records (revisions of one table) -> the newest. Raises
+    ``ValueError`` naming the GPUs that have one when neither ``gpu`` nor its sibling does.
+
+    Chapter: *Megatron-LM*, "A hardware-built throughput model" (the GEMM ceiling); *Architecture of the
+    GA100*, "The roofline".
+    """
+    spec = specs.get(gpu)
+    check.one_of("precision", precision, specs.PRECISIONS)
+    for name in (spec.name, MAMF_SIBLINGS.get(spec.name)):
+        if name is None:
+            continue
+        recs = published_matmul(name, precision, "mamf")
+        if recs:
+            rec = _newest(recs)
+            return matmul_tflops(rec) * 1e12, matmul_shape(rec), rec
+    have = sorted({r.gpu for r in published_matmul(precision=precision, method="mamf")})
+    raise ValueError(f"gpu={spec.name!r}: no published {precision} MAMF figure (nor for a sibling); "
+                     f"GPUs with one: {', '.join(have) or 'none'}")
