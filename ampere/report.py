@@ -111,11 +111,11 @@ _MATMUL_LABEL = {"fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16",
 
 
 def _model_precision(spec: specs.GPUSpec | None, precision: str) -> str | None:
-    """Which peak a matmul of ``precision`` is measured against (``architecture.peak_precision_for``: FP64
+    """Which peak a matmul of ``precision`` is measured against (``gemm.peak_precision_for``: FP64
     GEMMs run on the FP64 tensor cores where they exist); None without a catalogued GPU."""
     if spec is None:
         return None
-    from .architecture import peak_precision_for
+    from .gemm import peak_precision_for
 
     return peak_precision_for(spec, precision)
 
@@ -393,22 +393,27 @@ def model_rows(gpu: str | specs.GPUSpec) -> list[dict[str, str]]:
 # Why identical GPUs differ: published pairs and model factors (the chapter's table)
 # ---------------------------------------------------------------------------------------------------------
 
-#: Published measurements that differ from a matching one by a single factor. The partner figure of each
-#: pair is read from ``ampere.architecture.PUBLISHED_MATMUL`` where it is kept; only the other one is here.
-_PUBLISHED_PAIRS: tuple[dict[str, Any], ...] = (
-    {"factor": "power limit (A100 80GB PCIe 300 W vs SXM4 400 W)", "what": "best BF16 matmul of a shape search",
-     "reference": ("A100-SXM4-80GB", "bf16"), "measured": ("A100-PCIE-80GB", "bf16"), "source": "bekman2024mle"},
-    {"factor": "input data (all zeros vs random normal)", "what": "matmul 8192^3 on an A100 (cuBLAS)",
-     "reference_tflops": 295.0, "measured": ("A100-SXM4-40GB", "fp16"), "source": "he2024predictable"},
+#: Published measurements that differ from a matching one in one factor (or, where said, in several at
+#: once: "confounded"). Each pair names two records of ``ampere/data/published/matmul.json``.
+_PUBLISHED_PAIRS: tuple[dict[str, str], ...] = (
+    {"factor": "form factor: PCIe 300 W vs SXM4 400 W (confounded: the two runs also differ in HBM bandwidth, "
+               "1935 vs 2039 GB/s, and in software version)", "what": "best BF16 matmul of a shape search",
+     "reference": "mamf-a100-sxm4-80gb-bf16", "measured": "mamf-a100-pcie-80gb-bf16"},
+    {"factor": "input data (all zeros vs random normal)", "what": "FP16 matmul 8192^3 on an A100 (cuBLAS)",
+     "reference": "he2024-a100-fp16-8192-zeros", "measured": "he2024-a100-fp16-8192-randn"},
     {"factor": "software and re-measurement (two revisions of one table)", "what": "best BF16 matmul, A100 SXM4",
-     "reference": ("A100-SXM4-80GB", "bf16"), "measured_tflops": 267.9, "source": "bekman2024mle"},
+     "reference": "mamf-a100-sxm4-80gb-bf16", "measured": "mamf-v1-a100-sxm4-80gb-bf16"},
 )
 
 
-def _published(gpu: str, precision: str) -> float:
-    from .architecture import PUBLISHED_MATMUL
+def _published_matmul(record_id: str) -> tuple[float, Any]:
+    """(TFLOP/s, record) of a published matmul record, by id."""
+    from . import gemm, results
 
-    return next(r["tflops"] for r in PUBLISHED_MATMUL if r["gpu"] == gpu and r["precision"] == precision)
+    for rec in results.records(benchmark="matmul", kind="published"):
+        if rec.id == record_id:
+            return gemm.matmul_tflops(rec), rec
+    raise ValueError(f"no published matmul record {record_id!r} in ampere/data/published")
 
 
 def variation_rows() -> list[dict[str, Any]]:
@@ -419,12 +424,16 @@ def variation_rows() -> list[dict[str, Any]]:
     lower figure over the higher one; published pairs also give ``measured_tflops`` and ``reference_tflops``.
     Chapter: *The reference check*, "Why identical hardware differs".
     """
+    from .views import source_text
+
     rows = []
     for pair in _PUBLISHED_PAIRS:
-        ref = pair.get("reference_tflops") or _published(*pair["reference"])
-        meas = pair.get("measured_tflops") or _published(*pair["measured"])
+        ref, ref_rec = _published_matmul(pair["reference"])
+        meas, meas_rec = _published_matmul(pair["measured"])
+        cited = source_text(meas_rec) if meas_rec.source == ref_rec.source else \
+            f"{source_text(meas_rec)}; {source_text(ref_rec)}"
         rows.append({"factor": pair["factor"], "example": f"{pair['what']}: {meas:.1f} vs {ref:.1f} TFLOP/s",
-                     "ratio": meas / ref, "source": pair["source"], "measured_tflops": meas, "reference_tflops": ref})
+                     "ratio": meas / ref, "source": cited, "measured_tflops": meas, "reference_tflops": ref})
     try:
         from . import mig
 
@@ -432,14 +441,16 @@ def variation_rows() -> list[dict[str, Any]]:
         sms = mig.instance_peaks(full, "7g.80gb")["sms"]
         rows.append({"factor": "MIG mode (the largest instance, 7g.80gb)",
                      "example": f"{sms} of {full.sm_count} SMs: the dense peak of the instance",
-                     "ratio": sms / full.sm_count, "source": "model: ampere.mig"})
+                     "ratio": sms / full.sm_count, "source": "model (ampere.mig)"})
     except (ImportError, AttributeError, ValueError):
         pass
     h100 = specs.get("H100-SXM5-80GB")
     rows.append({"factor": "clock under load (tensor clock vs boost clock)",
                  "example": f"H100 tensor peaks at {h100.tensor_clock_hz / 1e6:.0f} MHz, "
                             f"boost {h100.boost_clock_hz / 1e6:.0f} MHz",
-                 "ratio": h100.tensor_clock_hz / h100.boost_clock_hz, "source": "model: ampere.specs"})
+                 "ratio": h100.tensor_clock_hz / h100.boost_clock_hz,
+                 "source": "model (ampere.specs; reading the tensor peaks as set by a lower clock is our "
+                           "interpretation of the datasheet)"})
     for r in rows:
         r["below"] = 1 - r["ratio"]
         r["flagged at 10 %"] = r["below"] > FLAG_THRESHOLD
@@ -451,11 +462,14 @@ def gap_cost(gpus: int, gap: float, price_per_gpu_hour: float, hours: float = 36
 
     ``gap`` is the fraction of throughput lost (0.10 for 10 %). Chapter: *The reference check*.
     """
-    for name, v in (("gpus", gpus), ("price_per_gpu_hour", price_per_gpu_hour), ("hours", hours)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{name}={v!r} must be a positive number")
-    if not isinstance(gap, (int, float)) or not 0 <= gap < 1:
-        raise ValueError(f"gap={gap!r} must be a fraction in [0, 1)")
+    from . import check
+
+    gpus = check.positive_int("gpus", gpus)
+    price_per_gpu_hour = check.positive("price_per_gpu_hour", price_per_gpu_hour)
+    hours = check.positive("hours", hours)
+    gap = check.real("gap", gap, minimum=0.0)
+    if gap >= 1:
+        raise ValueError(f"gap={gap!r} must be a fraction in [0, 1) (0.10 = 10 % of throughput lost)")
     lost = gpus * hours * gap
     return {"gpu_hours_lost": lost, "cluster_hours_lost": hours * gap, "dollars": lost * price_per_gpu_hour}
 

@@ -104,7 +104,32 @@ def _disambiguate(app: Any) -> None:
         entries[key].fields["year"] = year
 
 
+def _register_styles() -> None:
+    """A pybtex style "authoryear": the bibliography list shows the same "NVIDIA, 2020a" labels as the
+    citations, sorted by author, year and title."""
+    import pybtex.plugin
+    from pybtex.style.formatting.plain import Style as PlainStyle
+    from pybtex.style.labels import BaseLabelStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):  # type: ignore[override]
+            for entry in sorted_entries:
+                yield f"{_authors(entry)}, {entry.fields.get('year', 'n.d.')}"
+
+    class AuthorYearStyle(PlainStyle):
+        default_label_style = "authoryear"
+        default_sorting_style = "author_year_title"
+
+    for group, name, cls in (("pybtex.style.labels", "authoryear", AuthorYearLabels),
+                             ("pybtex.style.formatting", "authoryear", AuthorYearStyle)):
+        try:
+            pybtex.plugin.register_plugin(group, name, cls)
+        except pybtex.plugin.PluginNameClashError:
+            pass
+
+
 def setup(app: Any) -> dict[str, Any]:
+    _register_styles()
     # after sphinxcontrib-bibtex has parsed the bib files (its builder-inited handler, priority 500)
     app.connect("builder-inited", _disambiguate, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
