@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 
 from . import check
 
-__all__ = ["NORMS", "POSITIONS", "TransformerShape", "gpt", "llama", "PRESETS", "preset"]
+__all__ = ["NORMS", "POSITIONS", "TransformerShape", "gpt", "llama", "PRESETS", "SIZE_CLASSES", "preset"]
 
 #: Normalisation layers: LayerNorm has a weight and a bias per channel, RMSNorm only a weight.
 NORMS: tuple[str, ...] = ("layernorm", "rmsnorm")
@@ -194,6 +194,16 @@ PRESETS: Mapping[str, TransformerShape] = MappingProxyType({m.name: m for m in (
 )})
 
 
+#: Size classes of the book's tables, each a released model ("30B" is LLaMA's 32.5B model).
+SIZE_CLASSES: Mapping[str, str] = MappingProxyType({
+    "1B": "llama3.2-1b", "3B": "llama3.2-3b", "7B": "llama2-7b", "13B": "llama2-13b", "30B": "llama-33b",
+    "70B": "llama2-70b"})
+
+
 def preset(name: str) -> TransformerShape:
-    """The :data:`PRESETS` shape called ``name``; an unknown name raises ``ValueError`` listing them."""
-    return PRESETS[check.one_of("name", name, tuple(PRESETS))]
+    """The :data:`PRESETS` shape called ``name`` (or of the size class ``name``, e.g. "70B").
+
+    An unknown name raises ``ValueError`` listing the names allowed.
+    """
+    key = check.one_of("name", name, (*SIZE_CLASSES, *PRESETS))
+    return PRESETS[SIZE_CLASSES.get(key, key)]

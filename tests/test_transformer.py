@@ -134,3 +134,11 @@ def test_no_torch_import():
     code = "import sys, ampere.transformer; print('torch' in sys.modules, 'numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split()[0] == "False"
+
+
+def test_size_classes():
+    assert tr.preset("70B") is tr.PRESETS["llama2-70b"]
+    assert tr.preset("30B").name == "llama-33b"
+    assert set(tr.SIZE_CLASSES.values()) <= set(tr.PRESETS)
+    with pytest.raises(TypeError, match="name"):
+        tr.preset(7)

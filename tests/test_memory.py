@@ -1,0 +1,212 @@
+"""Tests of ampere.memory: weights, KV cache, ZeRO training state, Korthikanti activations, what fits."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ampere import memory as mem
+from ampere import results, specs
+from ampere import transformer as tr
+
+
+def test_weight_bytes_and_scales():
+    assert mem.weight_bytes(7e9, "bf16") == 14e9
+    assert mem.weight_bytes(7e9, "int4", mem.group_scale_overhead_bits(128)) == pytest.approx(7e9 * 4.125 / 8)
+    assert mem.NF4_DOUBLE_QUANT_OVERHEAD_BITS == pytest.approx(0.127, abs=5e-4)  # dettmers2023qlora, section 3
+    assert mem.group_scale_overhead_bits(64, 16, 16) == 0.5
+    with pytest.raises(ValueError, match="fmt"):
+        mem.weight_bytes(1e9, "fp12")
+    with pytest.raises(ValueError, match="params"):
+        mem.weight_bytes(-1, "bf16")
+    with pytest.raises(TypeError, match="group_size"):
+        mem.group_scale_overhead_bits(64.0)
+
+
+def test_kv_cache_llama2_70b_gqa():
+    # 80 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes = 327,680 bytes per token
+    assert mem.kv_bytes_per_token("llama2-70b", "bf16") == 327_680
+    assert mem.kv_cache_bytes("70B", 4096, 2, "fp8") == 327_680 / 2 * 4096 * 2
+    assert mem.kv_cache_bytes(tr.preset("llama2-7b"), 0) == 0
+    with pytest.raises(ValueError, match="batch"):
+        mem.kv_cache_bytes("llama2-7b", 10, 0)
+    with pytest.raises(TypeError, match="model"):
+        mem.kv_cache_bytes(7e9, 10)
+
+
+def test_zero_matches_paper_figure1():
+    table = results.table("zero-figure1")
+    assert table["source"] == "rajbhandari2020zero"
+    for row in table["rows"]:
+        per = mem.zero_bytes_per_param(row["stage"], row["data_parallel"])
+        assert isinstance(per, mem.StateBytes)
+        ours = per.total * row["params"] / 1e9
+        assert abs(ours - row["per_gpu_gb"]) <= 0.05 + 1e-9, (row, ours)
+
+
+def test_zero_stages_partition_the_right_parts():
+    assert mem.zero_bytes_per_param(0, 8).to_dict() == {"weights": 2, "gradients": 2, "master_weights": 4,
+                                                        "optimizer_state": 8}
+    s1 = mem.zero_bytes_per_param(1, 4)
+    assert (s1.weights, s1.gradients, s1.master_weights, s1.optimizer_state) == (2, 2, 1, 2)
+    s3 = mem.zero_bytes_per_param(3, 16)
+    assert s3.total == 1.0 and mem.BYTES_PER_PARAM_MIXED_ADAM == 16
+    assert mem.zero_bytes_per_param(2, 2, "fp32_adam").total == 4 + 2 + 0 + 4
+    with pytest.raises(ValueError, match="zero_stage"):
+        mem.zero_bytes_per_param(4)
+    with pytest.raises(ValueError, match="recipe"):
+        mem.zero_bytes_per_param(1, 2, "sgd")
+    with pytest.raises(ValueError, match="data_parallel"):
+        mem.zero_bytes_per_param(1, 0)
+
+
+S, B, H, A = 2048, 1, 12288, 96  # GPT-3 175B layer
+
+
+@pytest.mark.parametrize("t,sp,rc,expected", [
+    (1, False, "none", S * B * H * (34 + 5 * A * S / H)),
+    (8, False, "none", S * B * H * (10 + 24 / 8 + 5 * A * S / (H * 8))),
+    (8, True, "none", S * B * H * (34 / 8 + 5 * A * S / (H * 8))),
+    (8, False, "selective", S * B * H * (10 + 24 / 8)),
+    (8, True, "selective", S * B * H * 34 / 8),
+    (8, False, "full", 2 * S * B * H),
+    (8, True, "full", 2 * S * B * H / 8),
+])
+def test_activations_korthikanti_table2(t, sp, rc, expected):
+    got = mem.activation_bytes_per_layer(S, B, H, A, tensor=t, sequence_parallel=sp, recompute=rc)
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_activation_table2_consistency():
+    # With t = 1 the tensor-parallel rows reduce to the no-parallelism row: 10 + 24 = 34.
+    one = mem.activation_bytes_per_layer(S, 2, H, A)
+    assert one == mem.activation_bytes_per_layer(S, 2, H, A, tensor=1, sequence_parallel=True)
+    # Selective recomputation removes exactly the 5as/h attention term.
+    sel = mem.activation_bytes_per_layer(S, 2, H, A, recompute="selective")
+    assert one - sel == pytest.approx(S * 2 * H * 5 * A * S / H)
+
+
+def test_activation_stack():
+    m = tr.preset("gpt3-175b")
+    full = mem.activation_bytes(m, 2048, 1, "full")
+    layer_in = 2 * 2048 * m.hidden
+    one_layer = mem.activation_bytes_per_layer(2048, 1, m.hidden, m.heads)
+    assert full == pytest.approx(m.layers * layer_in + one_layer + 4 * 2048 * m.vocab)
+    none = mem.activation_bytes(m, micro_batch=1, recompute="none")  # seq defaults to the shape's 2048
+    assert none == pytest.approx(m.layers * one_layer + mem.logits_bytes(2048, 1, m.vocab))
+    assert mem.activation_bytes(m, 2048, 1, "none", layers=12, tensor=8, sequence_parallel=True) == pytest.approx(
+        12 * mem.activation_bytes_per_layer(2048, 1, m.hidden, m.heads, tensor=8, sequence_parallel=True)
+        + 4 * 2048 * m.vocab / 8)
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    (dict(seq=0), ValueError, "seq"),
+    (dict(micro_batch=1.5), TypeError, "micro_batch"),
+    (dict(tensor=0), ValueError, "tensor"),
+    (dict(sequence_parallel="yes"), TypeError, "sequence_parallel"),
+    (dict(recompute="partial"), ValueError, "recompute"),
+    (dict(heads=np.float64(8)), TypeError, "heads"),
+])
+def test_activation_validation(kwargs, exc, match):
+    args = dict(seq=128, micro_batch=1, hidden=64, heads=8)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        mem.activation_bytes_per_layer(args.pop("seq"), args.pop("micro_batch"), args.pop("hidden"),
+                                       args.pop("heads"), **args)
+
+
+def test_model_memory_inference_and_training():
+    inf = mem.model_memory("llama2-70b", weights="int4", weight_overhead_bits=0.125, context=4096, batch=4)
+    assert inf.breakdown["weights"] == pytest.approx(68_976_648_192 * 4.125 / 8)
+    assert inf.breakdown["kv_cache"] == 327_680 * 4096 * 4
+    assert not inf.fits("A100-SXM4-40GB") and inf.fits("H200-SXM-141GB")
+    tr_full = mem.model_memory(7e9, mode="training")
+    assert tr_full.total_bytes == 112e9 and list(tr_full.breakdown) == ["weights", "gradients", "master_weights",
+                                                                        "optimizer_state"]
+    z3 = mem.model_memory(7e9, mode="training", zero_stage=3, data_parallel=8)
+    assert z3.total_bytes == 14e9
+    act = mem.model_memory("7B", mode="training", finetune="lora", seq_len=2048, micro_batch=2, recompute="full")
+    assert act.breakdown["activations"] == mem.activation_bytes("llama2-7b", 2048, 2, "full")
+    assert act.breakdown["frozen_weights"] == 2 * 6_738_415_616
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    (dict(mode="serve"), ValueError, "mode"),
+    (dict(weights="fp12"), ValueError, "weights"),
+    (dict(zero_stage=5), ValueError, "zero_stage"),
+    (dict(context=-1), ValueError, "context"),
+    (dict(finetune="prefix"), ValueError, "finetune"),
+    (dict(batch=True), TypeError, "batch"),
+])
+def test_model_memory_validation(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        mem.model_memory("llama2-7b", **kwargs)
+
+
+def test_shape_needed():
+    with pytest.raises(ValueError, match="shape"):
+        mem.model_memory(7e9, context=128)
+    with pytest.raises(ValueError, match="shape"):
+        mem.model_memory(7e9, mode="training", finetune="qlora")
+
+
+def test_finetune_memory_is_the_shared_recipe():
+    q = mem.finetune_memory("llama2-70b", "qlora")
+    shape = tr.preset("llama2-70b")
+    lora = shape.lora_params(mem.DEFAULT_LORA_RANK)
+    assert q.breakdown["frozen_weights"] == pytest.approx(shape.params * (4 + mem.NF4_DOUBLE_QUANT_OVERHEAD_BITS) / 8)
+    assert q.breakdown["adapter_state"] == 16 * lora
+    assert q.breakdown["activations"] == mem.activation_bytes(shape, mem.DEFAULT_FINETUNE_SEQ, 1, "full")
+    assert q == mem.model_memory(shape, mode="training", finetune="qlora", lora_rank=mem.DEFAULT_LORA_RANK,
+                                 seq_len=mem.DEFAULT_FINETUNE_SEQ, recompute="full")
+    rank64 = mem.finetune_memory("70B", "qlora", lora_rank=64)
+    assert rank64.total_bytes - q.total_bytes == pytest.approx(16 * (shape.lora_params(64) - lora))
+    assert "activations" not in mem.finetune_memory("70B", seq_len=0).breakdown
+    with pytest.raises(ValueError, match="method"):
+        mem.finetune_memory("70B", "adapters")
+
+
+def test_fits_and_counts():
+    a100 = specs.get("A100-SXM4-80GB")
+    assert mem.max_trainable_params(a100, reserve_bytes=0) == a100.memory_bytes / 16  # 5.0e9
+    assert mem.max_trainable_params(a100) == pytest.approx(0.95 * a100.memory_bytes / 16)  # default 5 % reserve
+    assert mem.runtime_reserve(a100) == pytest.approx(0.05 * a100.memory_bytes)
+    assert mem.max_trainable_params(a100, reserve_bytes=0.04 * a100.memory_bytes) == pytest.approx(
+        0.96 * a100.memory_bytes / 16)
+    with pytest.raises(ValueError, match="fraction"):
+        mem.runtime_reserve(a100, 1.5)
+    assert mem.gpus_to_hold(160e9, a100) == 2 and mem.gpus_to_hold(160e9 + 1, a100) == 3
+    assert mem.gpus_to_hold(0, a100) == 1
+    with pytest.raises(ValueError, match="reserve_bytes"):
+        mem.gpus_to_hold(1e9, a100, reserve_bytes=a100.memory_bytes)
+    # 70B in mixed-precision Adam: 1120 GB; ZeRO-3 over N A100-80GB needs ceil(1120/80) = 14
+    assert mem.min_gpus_zero(70e9, a100, 3) == 14
+    assert mem.min_gpus_zero(70e9, a100, 1) is None  # 4 bytes/param of weights+grads stay: 280 GB > 80 GB
+    assert mem.min_gpus_zero(3e9, a100, 1) == math.ceil(3e9 * 12 / (80e9 - 3e9 * 4))
+    b = mem.max_batch("llama2-7b", a100, context=4096)
+    free = a100.memory_bytes - 2 * 6_738_415_616
+    assert b == math.floor(free / (2 * 32 * 4096 * 2 * 4096))
+    assert mem.max_batch("llama2-70b", "A100-SXM4-40GB", context=4096) == 0
+    with pytest.raises(ValueError, match="context"):
+        mem.max_batch("llama2-7b", a100, context=0)
+    with pytest.raises(ValueError, match="stage"):
+        mem.min_gpus_zero(1e9, a100, 7)
+
+
+def test_estimate_table_and_dict():
+    est = mem.model_memory(1e9, mode="training")
+    rows = est.table()
+    assert rows[-1] == ("total", 16.0)
+    d = est.to_dict()
+    assert d["total_bytes"] == 16e9 and d["mode"] == "training"
+    with pytest.raises(ValueError, match="unit"):
+        est.table(0)
+
+
+def test_no_torch_import():
+    import subprocess
+    import sys
+
+    code = "import sys, ampere.memory; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
