@@ -12,15 +12,18 @@ torch and nvidia-ml-py are imported lazily: the analytical parts of the package 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import platform
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
-from . import specs
+from . import check, specs
 
-__all__ = ["DeviceInfo", "probe", "tf32_enabled", "tf32_state", "torch_device"]
+__all__ = ["DeviceInfo", "probe", "tf32_enabled", "tf32_state", "torch_device", "nvml", "nvml_handle",
+           "pci_bus_id", "sparse_2to4_backends"]
 
 ENV_FORCE = "AMPERE_DEVICE"
 
@@ -41,7 +44,8 @@ class DeviceInfo:
     bf16_tensor: bool = False  # BF16 tensor cores (sm80+)
     fp8_tensor: bool = False  # FP8 tensor cores (sm89+)
     int8_tensor: bool = False  # INT8 tensor cores usable from torch._int_mm (sm80+ in current torch)
-    sparse_2to4: bool = False  # sm80+ and torch has semi-structured sparse tensors (backend checked at use)
+    sparse_2to4: bool = False  # bool(sparse_2to4_backends): some 2:4 backend of this torch runs on this GPU
+    sparse_2to4_backends: tuple[str, ...] = ()  # "cutlass" (sm8x only) and/or "cusparselt" (sm8x, sm90)
     mig_capable: bool = False  # the GPU supports MIG (A100, A30, H100, H200)
     mig_enabled: bool | None = None  # None: unknown (no NVML, no permission)
     mig_instance: str | None = None  # profile name when this process runs inside a MIG instance
@@ -73,6 +77,7 @@ class DeviceInfo:
         d = asdict(self)
         d["compute_capability"] = list(self.compute_capability) if self.compute_capability else None
         d["notes"] = list(self.notes)
+        d["sparse_2to4_backends"] = list(self.sparse_2to4_backends)
         return d
 
     @classmethod
@@ -82,6 +87,7 @@ class DeviceInfo:
         if kwargs.get("compute_capability") is not None:
             kwargs["compute_capability"] = tuple(kwargs["compute_capability"])
         kwargs["notes"] = tuple(kwargs.get("notes") or ())
+        kwargs["sparse_2to4_backends"] = tuple(kwargs.get("sparse_2to4_backends") or ())
         return cls(**kwargs)
 
     def label(self) -> str:
@@ -104,7 +110,8 @@ class DeviceInfo:
                       f"memory         {mem}, {self.sm_count} SMs, L2 {l2}",
                       f"catalogue spec {self.spec_name or 'none (the model path uses A100-SXM4-80GB)'}",
                       f"TF32 / BF16 TC {yes[self.tf32]} / {yes[self.bf16_tensor]}",
-                      f"2:4 sparse TC  {yes[self.sparse_2to4]}",
+                      f"2:4 sparse TC  {yes[self.sparse_2to4]}"
+                      + (f" ({', '.join(self.sparse_2to4_backends)})" if self.sparse_2to4_backends else ""),
                       f"MIG            capable: {yes[self.mig_capable]}, enabled: {yes[self.mig_enabled]}"
                       + (f", inside instance {self.mig_instance}" if self.mig_instance else "")]
             if self.sm_clock_max_hz:
@@ -132,21 +139,94 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def _nvml_info(index: int) -> dict[str, Any]:
-    """Driver version, MIG mode, clocks and power via NVML; every failure becomes a note, never an error."""
-    out: dict[str, Any] = {"notes": []}
+# -------------------------------------------------------------------------------------------------------
+# NVML: initialised once per process (shut down at exit), and a CUDA device's handle found by PCI bus id.
+# torch numbers GPUs as CUDA_VISIBLE_DEVICES lists them, NVML as the driver sees them: on a shared node
+# "cuda:0" may be NVML's GPU 3, so matching by index would report another GPU's clocks, power and MIG mode.
+# The probe and the timing harness both go through these two functions.
+# -------------------------------------------------------------------------------------------------------
+
+_NVML: dict[str, Any] = {"module": None, "pid": None, "error": None, "atexit": False}
+
+
+def _nvml_shutdown() -> None:
+    module, pid = _NVML["module"], _NVML["pid"]
+    _NVML.update(module=None, pid=None, error=None)
+    if module is not None and pid == os.getpid():
+        with contextlib.suppress(Exception):
+            module.nvmlShutdown()
+
+
+def nvml() -> tuple[Any | None, str | None]:
+    """``(pynvml, None)`` with NVML initialised, or ``(None, reason)`` when it cannot be.
+
+    ``nvmlInit`` runs once per process (the module caches it; a forked or spawned child initialises its
+    own) and ``nvmlShutdown`` runs at interpreter exit. A failure is cached too, so a machine without
+    NVML pays for the attempt once. Chapter: *Architecture of the GA100*, "Which GPU am I on?".
+    """
     try:
         import pynvml  # provided by the nvidia-ml-py distribution
     except ImportError:
-        out["notes"].append("nvidia-ml-py is not installed: MIG state, clocks and driver version unknown")
-        return out
+        return None, "nvidia-ml-py is not installed"
+    if _NVML["pid"] == os.getpid() and _NVML["module"] is sys.modules.get("pynvml", pynvml):
+        return (None, _NVML["error"]) if _NVML["error"] else (_NVML["module"], None)
+    if _NVML["module"] is not None and _NVML["pid"] == os.getpid():
+        _nvml_shutdown()  # another pynvml module object was installed (tests): start again with it
     try:
         pynvml.nvmlInit()
     except Exception as exc:  # NVMLError subclasses, library not found
-        out["notes"].append(f"NVML unavailable ({exc.__class__.__name__}): MIG state and clocks unknown")
+        _NVML.update(module=pynvml, pid=os.getpid(), error=f"NVML unavailable ({exc.__class__.__name__}: {exc})")
+        return None, _NVML["error"]
+    _NVML.update(module=pynvml, pid=os.getpid(), error=None)
+    if not _NVML["atexit"]:
+        _NVML["atexit"] = True
+        atexit.register(_nvml_shutdown)
+    return pynvml, None
+
+
+def pci_bus_id(props: Any) -> str | None:
+    """The NVML form ``"DDDDDDDD:BB:DD.0"`` of a CUDA device's PCI address, or None if torch does not expose it
+    (``pci_domain_id``/``pci_bus_id``/``pci_device_id`` properties)."""
+    if not all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
+        return None
+    return f"{int(props.pci_domain_id):08X}:{int(props.pci_bus_id):02X}:{int(props.pci_device_id):02X}.0"
+
+
+def nvml_handle(index: int) -> tuple[Any, str]:
+    """NVML handle of torch CUDA device ``index`` and how it was matched (``"pci bus id"`` or ``"index"``).
+
+    The match is by PCI bus id; only when torch does not report the PCI address (or NVML refuses it) does
+    it fall back to the raw index, which is right only when ``CUDA_VISIBLE_DEVICES`` does not renumber the
+    GPUs. Raises ``RuntimeError`` when NVML is not usable. Shared by :func:`probe` and
+    :func:`ampere.timing.benchmark`.
+    """
+    import torch
+
+    module, error = nvml()
+    if module is None:
+        raise RuntimeError(error or "NVML unavailable")
+    bus = pci_bus_id(torch.cuda.get_device_properties(index))
+    if bus is not None:
+        try:
+            return module.nvmlDeviceGetHandleByPciBusId(bus.encode()), "pci bus id"
+        except Exception:
+            pass
+    return module.nvmlDeviceGetHandleByIndex(index), "index"
+
+
+def _nvml_info(index: int) -> dict[str, Any]:
+    """Driver version, MIG mode, clocks and power via NVML; every failure becomes a note, never an error."""
+    out: dict[str, Any] = {"notes": []}
+    pynvml, error = nvml()
+    if pynvml is None:
+        out["notes"].append(f"{error}: MIG state, clocks and driver version unknown")
         return out
     try:
-        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        handle, matched = nvml_handle(index)
+        out["nvml_match"] = matched
+        if matched == "index" and os.environ.get("CUDA_VISIBLE_DEVICES"):
+            out["notes"].append("NVML handle matched by index (no PCI bus id from torch): under "
+                                "CUDA_VISIBLE_DEVICES the clocks and MIG mode may be another GPU's")
 
         def ask(key: str, fn, *args):
             try:
@@ -163,12 +243,33 @@ def _nvml_info(index: int) -> dict[str, Any]:
         ask("pcie_width", pynvml.nvmlDeviceGetCurrPcieLinkWidth, handle)
     except Exception as exc:
         out["notes"].append(f"NVML query failed: {exc}")
-    finally:
-        with contextlib.suppress(Exception):
-            pynvml.nvmlShutdown()
     if isinstance(out.get("driver_version"), bytes):
         out["driver_version"] = out["driver_version"].decode()
     return out
+
+
+def sparse_2to4_backends(torch: Any, compute_capability: tuple[int, int] | None) -> tuple[str, ...]:
+    """Which of PyTorch's 2:4 semi-structured backends can run on a GPU of this compute capability.
+
+    ``"cutlass"``: PyTorch's CUTLASS kernels, built for sm8x only (A100, A30, A10, L4 ...); ``"cusparselt"``:
+    NVIDIA's cuSPARSELt, on sm8x and sm90 (H100, H200) when this torch was built with it
+    (``torch.backends.cusparselt.is_available()``, which does not check the architecture itself). A torch
+    without ``torch.sparse.to_sparse_semi_structured`` has neither. Chapter: *Structured sparsity*.
+    """
+    if compute_capability is None or not hasattr(getattr(torch, "sparse", None), "to_sparse_semi_structured"):
+        return ()
+    major = int(compute_capability[0])
+    csl = getattr(getattr(torch, "backends", None), "cusparselt", None)
+    try:
+        has_csl = bool(csl is not None and csl.is_available())
+    except Exception:
+        has_csl = False
+    out = []
+    if major == 8:
+        out.append("cutlass")
+    if has_csl and (major == 8 or tuple(compute_capability) == (9, 0)):
+        out.append("cusparselt")
+    return tuple(out)
 
 
 def probe(index: int = 0, force: str | None = None) -> DeviceInfo:
@@ -177,6 +278,7 @@ def probe(index: int = 0, force: str | None = None) -> DeviceInfo:
     Never raises for missing hardware or libraries: what could not be read is None and explained in
     ``notes``. ``AMPERE_DEVICE=cpu`` or ``force="cpu"`` (``bench --device cpu``) forces the CPU path.
     """
+    index = check.nonneg_int("index", index)
     if force not in (None, "cpu"):
         raise ValueError(f"force must be None or 'cpu'; got {force!r}")
     forced = force == "cpu" or os.environ.get(ENV_FORCE, "").strip().lower() == "cpu"
@@ -213,19 +315,19 @@ def _probe_cuda(torch: Any, index: int, base: dict[str, Any], notes: list[str]) 
     if spec is None:
         notes.append(f"{name} is not in the catalogue: measured figures are shown without a datasheet peak")
     sm80 = cc >= (8, 0)
-    has_semi = hasattr(getattr(torch, "sparse", None), "to_sparse_semi_structured")
-    nvml = _nvml_info(index)
-    notes.extend(nvml.pop("notes"))
-    mig_mode = nvml.get("mig_mode")
+    sparse_backends = sparse_2to4_backends(torch, cc)
+    nv = _nvml_info(index)
+    notes.extend(nv.pop("notes"))
+    mig_mode = nv.get("mig_mode")
     mig_enabled = bool(mig_mode[0]) if isinstance(mig_mode, (tuple, list)) else None
     mig_instance = name.split(" MIG ", 1)[1].strip() if " MIG " in name else None
     # Outside the catalogue, MIG is known for the A30 and the A100/H100/H200 families.
     mig_capable = spec.mig_max_instances > 0 if spec else any(k in name for k in ("A100", "A30", "H100", "H200"))
     if mig_instance:
         mig_enabled = True
-    power_mw = nvml.get("power_limit_mw")
-    ecc_mode = nvml.get("ecc_mode")
-    pcie = f"Gen{nvml['pcie_gen']} x{nvml['pcie_width']}" if nvml.get("pcie_gen") and nvml.get("pcie_width") else None
+    power_mw = nv.get("power_limit_mw")
+    ecc_mode = nv.get("ecc_mode")
+    pcie = f"Gen{nv['pcie_gen']} x{nv['pcie_width']}" if nv.get("pcie_gen") and nv.get("pcie_width") else None
     nccl = None
     with contextlib.suppress(Exception):
         v = torch.cuda.nccl.version()
@@ -234,13 +336,14 @@ def _probe_cuda(torch: Any, index: int, base: dict[str, Any], notes: list[str]) 
         backend="cuda", name=name, compute_capability=cc, memory_bytes=int(props.total_memory),
         sm_count=int(props.multi_processor_count), l2_bytes=int(getattr(props, "L2_cache_size", 0)) or None,
         gpu_count=count, spec_name=spec.name if spec else None, tf32=sm80, bf16_tensor=sm80,
-        fp8_tensor=cc >= (8, 9), int8_tensor=sm80, sparse_2to4=sm80 and has_semi, mig_capable=bool(mig_capable),
+        fp8_tensor=cc >= (8, 9), int8_tensor=sm80, sparse_2to4=bool(sparse_backends),
+        sparse_2to4_backends=sparse_backends, mig_capable=bool(mig_capable),
         mig_enabled=mig_enabled, mig_instance=mig_instance,
-        sm_clock_max_hz=nvml["sm_clock_max_mhz"] * 1e6 if nvml.get("sm_clock_max_mhz") else None,
+        sm_clock_max_hz=nv["sm_clock_max_mhz"] * 1e6 if nv.get("sm_clock_max_mhz") else None,
         power_limit_w=power_mw / 1000 if power_mw else None,
         ecc_enabled=bool(ecc_mode[0]) if isinstance(ecc_mode, (tuple, list)) else None, pcie_link=pcie,
         cuda_version=torch.version.cuda, cudnn_version=torch.backends.cudnn.version(), nccl_version=nccl,
-        driver_version=nvml.get("driver_version"), notes=tuple(notes), **base,
+        driver_version=nv.get("driver_version"), notes=tuple(notes), **base,
     )
 
 

@@ -9,21 +9,31 @@ Rules implemented here (DESIGN.md section 6, after nvbench, torch.utils.benchmar
   power settle);
 * on CUDA, events bracket the timed region and the host synchronises only between rounds of samples; a
   sample batches ``calls_per_sample`` calls when one call is too short for an event pair to resolve;
-* optional L2 flush (writing a buffer of at least 2 x L2) before every sample, outside the events;
+* optional L2 flush (writing a buffer of at least 2 x L2) before *every timed call*, outside the events:
+  with ``flush_l2`` each call of a sample gets its own flush and its own event pair, and the sample is
+  the mean of its ``calls_per_sample`` cold calls (so every call the measurement reports started with a
+  cold L2, whatever ``calls_per_sample`` is);
+* events are recorded under ``torch.cuda.device(dev)`` on the *measured* device's current stream (not
+  the current device's), and the host synchronises that device;
 * at least ``min_samples`` samples and ``min_time_s`` of timed work, or stop at ``max_time_s``;
 * median and IQR are the headline, the raw samples are kept, and noisy or throttled runs carry warnings.
 
-On the CPU the same procedure runs with ``time.perf_counter``.
+On the CPU the same procedure runs with ``time.perf_counter`` (``flush_l2`` has no effect there and
+the measurement says ``l2_flushed=False``). SM clocks are read through NVML with the handle
+:func:`ampere.device.nvml_handle` finds by PCI bus id; NVML is initialised once per process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from . import check
 
 __all__ = ["Measurement", "benchmark", "summarize", "l2_flusher"]
 
@@ -59,7 +69,7 @@ class Measurement:
     samples_s: list[float]
     calls_per_sample: int = 1
     mode: str = "host"  # "cuda-events" or "host" (perf_counter after synchronisation)
-    l2_flushed: bool = False
+    l2_flushed: bool = False  # True: L2 was flushed before every timed call (each call ran cold)
     warmup_s: float = 0.0
     device: str = "cpu"
     sm_clocks_mhz: list[float] = field(default_factory=list)  # one reading per round, when NVML is readable
@@ -166,7 +176,9 @@ def _time_unit(seconds: float) -> tuple[str, float]:
 def l2_flusher(device: Any, l2_bytes: int | None = None) -> Callable[[], None]:
     """A function that evicts the L2 by writing a buffer of at least 2 x L2 bytes on ``device``.
 
-    ``l2_bytes`` defaults to what the device reports (60 MiB on an H200, 40 MiB on an A100).
+    ``l2_bytes`` defaults to what the device reports (``L2_cache_size``; 40 MiB on an A100). The buffers
+    are allocated once, here; each call of the returned function launches two kernels on the current
+    stream of ``device``.
     """
     import torch
 
@@ -184,45 +196,30 @@ def l2_flusher(device: Any, l2_bytes: int | None = None) -> Callable[[], None]:
     def flush() -> None:
         counter[0] = (counter[0] + 1) % 251
         buf.fill_(counter[0])  # evicts everything the timed kernel left in L2 ...
-        torch.sum(clean, out=sink)  # ... then a read leaves clean lines, so no write-back lands in the next sample
+        torch.sum(clean, dim=0, out=sink)  # ... then a read leaves clean lines, so no write-back lands in the next sample
 
     return flush
 
 
-def _nvml_handle(pynvml: Any, device: Any) -> Any:
-    """The NVML handle of a torch CUDA device, matched by PCI bus id: NVML numbers GPUs as the driver sees
-    them, torch as ``CUDA_VISIBLE_DEVICES`` lists them, and the two differ on shared or MIG machines."""
-    import torch
+def _sm_clock_reader(index: int) -> tuple[Callable[[], float | None], float | None]:
+    """NVML readers for the current and maximum SM clock (MHz) of torch CUDA device ``index``;
+    ``(None-returning reader, None)`` if unreadable. The handle is the probe's (matched by PCI bus id)."""
+    from . import device as _device
 
-    index = getattr(device, "index", None) or 0
-    props = torch.cuda.get_device_properties(index)
-    if all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
-        bus_id = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"
-        try:
-            return pynvml.nvmlDeviceGetHandleByPciBusId(bus_id.encode())
-        except Exception:
-            pass
-    return pynvml.nvmlDeviceGetHandleByIndex(index)
-
-
-def _sm_clock_reader(device: Any) -> tuple[Callable[[], float | None], float | None]:
-    """NVML readers for the current and maximum SM clock (MHz); (None-returning reader, None) if unreadable."""
     try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        handle = _nvml_handle(pynvml, device)
+        pynvml, _ = _device.nvml()
+        handle, _ = _device.nvml_handle(index)
         max_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
-
-        def read() -> float | None:
-            try:
-                return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
-            except Exception:
-                return None
-
-        return read, max_mhz
     except Exception:
         return (lambda: None), None
+
+    def read() -> float | None:
+        try:
+            return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        except Exception:
+            return None
+
+    return read, max_mhz
 
 
 def benchmark(
@@ -243,17 +240,30 @@ def benchmark(
 ) -> Measurement:
     """Time ``fn()`` and return a :class:`Measurement` of the per-call time.
 
-    ``device`` is a torch device (or string); CUDA devices are timed with events, anything else with
+    ``device`` is a torch device (or string); CUDA devices are timed with events recorded on that
+    device's current stream (under ``torch.cuda.device(device)``), anything else with
     ``time.perf_counter``. ``warmup_s`` defaults to 0.25 s on CUDA and 0.02 s on CPU; pass about 1 s for
-    tensor-core matmuls. ``calls_per_sample`` defaults to as many calls as fill ``target_sample_s``.
-    ``flush_l2`` writes 2 x L2 bytes before every sample, outside the timed region.
+    tensor-core matmuls. ``calls_per_sample`` defaults to as many calls as fill ``target_sample_s``
+    (to 1 when flushing). ``flush_l2`` (CUDA only) writes 2 x L2 bytes before *every* timed call, outside
+    the timed region: each call then has its own event pair and a sample is the mean of its cold calls.
+    Chapter: *Architecture of the GA100*, "How we measure".
     """
-    if min_samples < 1 or max_samples < min_samples:
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {fn!r} ({type(fn).__name__})")
+    min_samples = check.positive_int("min_samples", min_samples)
+    max_samples = check.positive_int("max_samples", max_samples)
+    if max_samples < min_samples:
         raise ValueError(f"min_samples={min_samples!r}, max_samples={max_samples!r}: need 1 <= min <= max")
-    if max_time_s <= 0 or min_time_s < 0:
-        raise ValueError(f"max_time_s={max_time_s!r} must be > 0 and min_time_s={min_time_s!r} >= 0")
-    if calls_per_sample is not None and calls_per_sample < 1:
-        raise ValueError(f"calls_per_sample={calls_per_sample!r} must be >= 1")
+    max_time_s = check.positive("max_time_s", max_time_s)
+    min_time_s = check.nonneg("min_time_s", min_time_s)
+    target_sample_s = check.positive("target_sample_s", target_sample_s)
+    if calls_per_sample is not None:
+        calls_per_sample = check.positive_int("calls_per_sample", calls_per_sample)
+    if warmup_s is not None:
+        warmup_s = check.nonneg("warmup_s", warmup_s)
+    flush_l2 = check.boolean("flush_l2", flush_l2)
+    if l2_bytes is not None:
+        l2_bytes = check.positive_int("l2_bytes", l2_bytes)
     is_cuda = False
     torch = None
     if not (isinstance(device, str) and device == "cpu"):
@@ -262,9 +272,28 @@ def benchmark(
         torch = _torch
         device = torch.device(device)
         is_cuda = device.type == "cuda"
-    sync = (lambda: torch.cuda.synchronize(device)) if is_cuda else (lambda: None)
+        if is_cuda and device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
     warmup_s = (0.25 if is_cuda else 0.02) if warmup_s is None else warmup_s
+    guard = torch.cuda.device(device) if is_cuda else contextlib.nullcontext()
+    with guard:
+        if is_cuda:
+            stream = torch.cuda.current_stream(device)
+            sync: Callable[[], None] = lambda: torch.cuda.synchronize(device)  # noqa: E731
+        else:
+            stream, sync = None, (lambda: None)
+        k, samples, clocks, max_mhz, timed_out, flushed = _run(
+            fn, is_cuda, torch, device, stream, sync, warmup_s, min_samples, min_time_s, max_time_s,
+            max_samples, calls_per_sample, target_sample_s, flush_l2, l2_bytes)
+    return Measurement(label=label or getattr(fn, "__name__", "fn"), samples_s=samples, calls_per_sample=k,
+                       mode="cuda-events" if is_cuda else "host", l2_flushed=flushed, warmup_s=warmup_s,
+                       device=str(device), sm_clocks_mhz=clocks, max_sm_clock_mhz=max_mhz, timed_out=timed_out,
+                       params=dict(params or {}))
 
+
+def _run(fn, is_cuda, torch, device, stream, sync, warmup_s, min_samples, min_time_s, max_time_s, max_samples,
+         calls_per_sample, target_sample_s, flush_l2, l2_bytes):
+    """The timing loop of :func:`benchmark` (inside the device guard)."""
     # 1. cold call (context creation, cuBLAS heuristics, allocator growth): discarded
     fn()
     sync()
@@ -274,7 +303,12 @@ def benchmark(
         fn()
     sync()
     estimate = max((time.perf_counter() - t0) / 3, 1e-9)
-    k = calls_per_sample or max(1, min(10_000, math.ceil(target_sample_s / estimate)))
+    if calls_per_sample:
+        k = calls_per_sample
+    elif flush_l2 and is_cuda:
+        k = 1  # every call has its own flush and event pair: batching calls buys no resolution
+    else:
+        k = max(1, min(10_000, math.ceil(target_sample_s / estimate)))
     # 3. warm-up by time, synchronising every batch: otherwise the host only fills the launch queue
     #    (about a thousand kernels) and the real warm-up silently lasts that many calls longer
     t_end = time.perf_counter() + warmup_s
@@ -284,7 +318,7 @@ def benchmark(
         sync()
 
     flush = l2_flusher(device, l2_bytes) if (flush_l2 and is_cuda) else None
-    read_clock, max_mhz = _sm_clock_reader(device) if is_cuda else ((lambda: None), None)
+    read_clock, max_mhz = _sm_clock_reader(device.index) if is_cuda else ((lambda: None), None)
     samples: list[float] = []
     clocks: list[float] = []
     started = time.perf_counter()
@@ -292,19 +326,29 @@ def benchmark(
     round_size = min_samples
     while True:
         if is_cuda:
-            pairs = []
+            groups = []  # per sample: the event pairs of its calls (one pair per call when flushing)
             for _ in range(round_size):
+                pairs = []
                 if flush:
-                    flush()
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                for _ in range(k):
-                    fn()
-                end.record()
-                pairs.append((start, end))
+                    for _ in range(k):
+                        flush()  # outside the events, before every call: each timed call starts cold
+                        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        start.record(stream)
+                        fn()
+                        end.record(stream)
+                        pairs.append((start, end))
+                else:
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record(stream)
+                    for _ in range(k):
+                        fn()
+                    end.record(stream)
+                    pairs.append((start, end))
+                groups.append(pairs)
             clock = read_clock()
             sync()
-            samples += [s.elapsed_time(e) / 1e3 / k for s, e in pairs]
+            # elapsed_time is in milliseconds: seconds per call = sum(ms) / 1000 / k
+            samples += [sum(s.elapsed_time(e) for s, e in pairs) / 1e3 / k for pairs in groups]
             if clock:
                 clocks.append(clock)
         else:
@@ -323,7 +367,4 @@ def benchmark(
             timed_out = True
             break
         round_size = min(max_samples - len(samples), max(1, len(samples)))
-    return Measurement(label=label or getattr(fn, "__name__", "fn"), samples_s=samples, calls_per_sample=k,
-                       mode="cuda-events" if is_cuda else "host", l2_flushed=bool(flush), warmup_s=warmup_s,
-                       device=str(device), sm_clocks_mhz=clocks, max_sm_clock_mhz=max_mhz, timed_out=timed_out,
-                       params=dict(params or {}))
+    return k, samples, clocks, max_mhz, timed_out, flush is not None

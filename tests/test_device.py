@@ -55,73 +55,33 @@ def test_nvml_failures_become_notes(monkeypatch):
     class NVMLError(Exception):
         pass
 
+    calls = []
+
     def init():
+        calls.append(1)
         raise NVMLError("driver not loaded")
 
     fake.nvmlInit = init
     monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(device, "_NVML", {"module": None, "pid": None, "error": None, "atexit": True})
     out = device._nvml_info(0)
-    assert out["notes"] and "NVML unavailable" in out["notes"][0]
+    assert out["notes"] and "NVML unavailable" in out["notes"][0] and "driver not loaded" in out["notes"][0]
+    assert device.nvml() == (None, out["notes"][0].split(": MIG")[0])
+    assert len(calls) == 1  # the failure is cached, not retried
+    with pytest.raises(RuntimeError, match="NVML unavailable"):
+        device.nvml_handle(0)
 
 
-def test_nvml_fields_are_read_and_partial_failures_noted(monkeypatch):
-    import sys
+def test_probe_rejects_a_bad_index():
+    with pytest.raises(TypeError, match="index"):
+        device.probe(index="0")
+    with pytest.raises(ValueError, match="index"):
+        device.probe(index=-1)
+
+
+def test_pci_bus_id_format():
     import types
 
-    fake = types.ModuleType("pynvml")
-    fake.NVML_CLOCK_SM = 1
-    fake.nvmlInit = lambda: None
-    fake.nvmlShutdown = lambda: None
-    fake.nvmlDeviceGetHandleByIndex = lambda i: "h"
-    fake.nvmlSystemGetDriverVersion = lambda: b"570.1"
-    fake.nvmlDeviceGetMigMode = lambda h: [1, 1]
-    fake.nvmlDeviceGetMaxClockInfo = lambda h, kind: 1410
-    fake.nvmlDeviceGetEnforcedPowerLimit = lambda h: 400000
-    fake.nvmlDeviceGetEccMode = lambda h: [1, 1]
-    fake.nvmlDeviceGetCurrPcieLinkGeneration = lambda h: 4
-
-    def no_permission(h):
-        raise RuntimeError("Insufficient Permissions")
-
-    fake.nvmlDeviceGetCurrPcieLinkWidth = no_permission
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    out = device._nvml_info(0)
-    assert out["driver_version"] == "570.1" and out["mig_mode"] == [1, 1] and out["sm_clock_max_mhz"] == 1410
-    assert out["ecc_mode"] == [1, 1] and "pcie_width" not in out
-    assert any("Insufficient Permissions" in n for n in out["notes"])
-
-
-def test_cuda_probe_with_a_simulated_h200(monkeypatch):
-    """The CUDA branch of probe() runs here against a stand-in for torch.cuda (no GPU on CI)."""
-    import types
-
-    import torch
-
-    props = types.SimpleNamespace(name="NVIDIA H200", major=9, minor=0, total_memory=150_000_000_000,
-                                  multi_processor_count=132, L2_cache_size=60 * 2**20)
-    monkeypatch.delenv("AMPERE_DEVICE", raising=False)
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: props)
-    monkeypatch.setattr(torch.backends.cudnn, "version", lambda: 90100)
-    monkeypatch.setattr(device, "_nvml_info", lambda i: {"notes": [], "driver_version": "580.1",
-                                                         "mig_mode": [0, 0], "sm_clock_max_mhz": 1980,
-                                                         "power_limit_mw": 700000, "ecc_mode": [1, 1],
-                                                         "pcie_gen": 5, "pcie_width": 16})
-    info = device.probe()
-    assert info.backend == "cuda" and info.spec_name == "H200-SXM-141GB" and info.compute_capability == (9, 0)
-    assert info.tf32 and info.bf16_tensor and info.fp8_tensor and info.int8_tensor and info.mig_capable
-    assert info.mig_enabled is False and info.ecc_enabled is True and info.pcie_link == "Gen5 x16"
-    assert info.l2_bytes == 60 * 2**20 and info.sm_clock_max_hz == 1.98e9 and info.power_limit_w == 700
-    text = info.summary()
-    assert "H200-SXM-141GB" in text and "60 MiB" in text and "ECC / PCIe" in text
-    with pytest.raises(ValueError):
-        device.probe(index=3)
-    # a T4 (Colab) has none of the sm80 features and no catalogue MIG
-    props.name, props.major, props.minor = "Tesla T4", 7, 5
-    t4 = device.probe()
-    assert t4.spec_name == "T4" and not (t4.tf32 or t4.bf16_tensor or t4.sparse_2to4 or t4.mig_capable)
-    # outside the catalogue: no spec, a note, MIG known by family
-    props.name, props.major, props.minor = "NVIDIA A30", 8, 0
-    a30 = device.probe()
-    assert a30.spec is None and a30.mig_capable and any("not in the catalogue" in n for n in a30.notes)
+    props = types.SimpleNamespace(pci_domain_id=0, pci_bus_id=0x3B, pci_device_id=0)
+    assert device.pci_bus_id(props) == "00000000:3B:00.0"
+    assert device.pci_bus_id(types.SimpleNamespace()) is None
