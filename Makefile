@@ -18,7 +18,7 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 PYTEST_JOBS ?= 2
 
-.PHONY: book test unit notebooks check-notebooks figures validate clean env wheel-check gpu-check
+.PHONY: book test unit notebooks check-notebooks figures validate clean env wheel-check gpu-check check-site
 
 env: $(STAMP)
 
@@ -44,6 +44,16 @@ test: $(STAMP)
 	$(PY) -m pytest -q -p no:xdist -m serial tests
 	tools/wheel_check.sh $(VENV)
 	$(VENV)/bin/jupyter-book build -W -n --keep-going -q .
+	$(PY) tools/check_site.py _build/html
+
+# Read the built site as a reader would (hollow sections, bib keys, captions, clipped outputs, reprs).
+check-site:
+	$(PY) tools/check_site.py _build/html
+
+# On a machine with an NVIDIA GPU: every bench (quick), nbval on the chapters, the report recorded into
+# ampere/data/, and the chapters' acceptance levels tabulated. Without a GPU it says so and exits 2.
+gpu-check: $(STAMP)
+	$(PY) tools/gpu_check.py
 
 # The Colab path: the built wheel in a fresh venv, run from outside the checkout (part of `make test`).
 wheel-check: $(STAMP)

@@ -52,7 +52,8 @@ __all__ = [
     "figures_from_result", "recorded_figures", "load_references", "compare", "config_differences",
     "summary_rows", "model_rows", "recorded_rows", "draw_comparison", "draw_model", "draw_recorded",
     "comparison_figure", "model_figure", "recorded_figure", "mig_scale", "render_html", "write_text_atomic",
-    "check_output_folder", "run", "main", "Progress", "variation_rows", "gap_cost",
+    "check_output_folder", "run", "main", "Progress", "variation_rows", "gap_cost", "REFERENCE_GPUS",
+    "Reference", "reference_table", "reference_rows", "figure_unit",
 ]
 
 #: A figure more than this fraction below the recorded reference of the same GPU is flagged.
@@ -454,6 +455,108 @@ def variation_rows() -> list[dict[str, Any]]:
     for r in rows:
         r["below"] = 1 - r["ratio"]
         r["flagged at 10 %"] = r["below"] > FLAG_THRESHOLD
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The reference table: published figures a reader's report is compared with
+# ---------------------------------------------------------------------------------------------------------
+
+#: GPUs whose published figures form the reference table of the chapter (A100 first, then Hopper).
+REFERENCE_GPUS: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-80GB", "H100-SXM5-80GB",
+                                   "H200-SXM-141GB")
+
+#: figure-name ending -> (unit shown, factor from the stored unit to the shown one)
+_UNITS: tuple[tuple[str, str, float], ...] = (
+    ("_tflop_per_s", "TFLOP/s", 1.0), ("_flop_per_s", "TFLOP/s", 1e-12), ("_gb_per_s", "GB/s", 1.0),
+    ("_tb_per_s", "GB/s", 1e3), ("_bytes_per_s", "GB/s", 1e-9), ("_tokens_per_s", "tokens/s", 1.0),
+    ("_samples_per_s", "samples/s", 1.0), ("_ms", "ms", 1.0), ("_us", "µs", 1.0), ("_s", "s", 1.0),
+    ("_ratio", "×", 1.0), ("_pct", "%", 1.0), ("_hours", "hours", 1.0), ("_minutes", "minutes", 1.0),
+)
+
+
+def figure_unit(name: str) -> tuple[str, float]:
+    """(unit to show, factor) for a figure name of a record (``bf16_tflop_per_s`` -> ("TFLOP/s", 1.0))."""
+    for suffix, unit, factor in _UNITS:
+        if name.endswith(suffix):
+            return unit, factor
+    return "", 1.0
+
+
+_IGNORED_PARAMS = {"m", "n", "k", "shape"}
+
+
+def _quantity(rec: Any, figure: str) -> str:
+    """A reader's name for what a published figure measures: benchmark, figure and the params that matter."""
+    base = figure
+    for suffix, _, _ in _UNITS:
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    params = ", ".join(f"{k} {v}" for k, v in sorted(rec.params.items())
+                       if k not in _IGNORED_PARAMS and isinstance(v, (str, int, float)) and not isinstance(v, bool))
+    text = f"{rec.benchmark}: {base.replace('_', ' ')}".rstrip(": ")
+    return f"{text} ({params})" if params else text
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One published quantity on one GPU, with every source that publishes it (its spread)."""
+
+    quantity: str
+    gpu: str
+    unit: str
+    values: tuple[float, ...]
+    sources: tuple[str, ...]      # author-year labels with table/figure, one per value
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median: 0 for a single source."""
+        return (max(self.values) - min(self.values)) / self.median if self.median else 0.0
+
+
+def reference_table(gpus: Sequence[str] | None = REFERENCE_GPUS, benchmarks: Sequence[str] | None = None
+                    ) -> list[Reference]:
+    """Published figures grouped by quantity and GPU (``ampere/data/published``), with their spread.
+
+    Scalar figures only (sweeps are drawn by their chapters). ``gpus=None`` keeps every GPU.
+    Chapter: *The reference check*, "The references".
+    """
+    from . import results
+    from .views import source_text
+
+    groups: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    for rec in results.records(kind="published"):
+        if gpus is not None and rec.gpu not in gpus:
+            continue
+        if benchmarks is not None and rec.benchmark not in benchmarks:
+            continue
+        for name, value in rec.figures.items():
+            if isinstance(value, (list, tuple)):
+                continue
+            unit, factor = figure_unit(name)
+            groups.setdefault((_quantity(rec, name), rec.gpu, unit), []).append((float(value) * factor,
+                                                                                 source_text(rec)))
+    order = {g: i for i, g in enumerate(gpus or ())}
+    out = [Reference(q, g, u, tuple(v for v, _ in rows), tuple(s for _, s in rows))
+           for (q, g, u), rows in groups.items()]
+    return sorted(out, key=lambda r: (r.quantity, order.get(r.gpu, len(order)), r.gpu))
+
+
+def reference_rows(refs: Sequence[Reference]) -> list[dict[str, str]]:
+    """Markdown rows of :func:`reference_table` (numbers formatted, spread only where several sources)."""
+    def num(v: float) -> str:
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+
+    rows = []
+    for r in refs:
+        spread = f"{num(min(r.values))}–{num(max(r.values))} ({100 * r.spread:.0f} %)" if len(r.values) > 1 else ""
+        rows.append({"quantity": r.quantity, "GPU": r.gpu, "published": f"{num(r.median)} {r.unit}",
+                     "sources": str(len(r.values)), "spread": spread, "from": "; ".join(dict.fromkeys(r.sources))})
     return rows
 
 
