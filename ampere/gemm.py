@@ -27,9 +27,10 @@ from . import check, results, specs
 __all__ = ["matmul_flops", "peak_precision_for", "wave_efficiency", "PeakRow", "peak_rows", "MATMUL_METHODS",
            "published_matmul", "matmul_tflops", "matmul_shape", "MAMF_SIBLINGS", "mamf_flops"]
 
-#: How a published matmul figure was obtained: "mamf" = the best of a search over shapes (maximum
-#: achievable matmul FLOPS), "fixed" = one stated shape.
-MATMUL_METHODS = ("mamf", "fixed")
+#: How a published matmul figure was obtained: "mamf" = the best of a search over many shapes (maximum
+#: achievable matmul FLOPS), "fixed" = one stated shape, "sweep" = a source's summary of a sweep of square
+#: sizes (shape not stated).
+MATMUL_METHODS = ("mamf", "fixed", "sweep")
 
 
 def matmul_flops(m: int, n: int, k: int, batch: int = 1) -> float:
