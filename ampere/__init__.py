@@ -8,15 +8,13 @@ use (``ampere.specs``), so ``import ampere`` stays fast and never imports torch.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import Any
 
 __version__ = "0.1.0"
 
-_SUBMODULES = frozenset({
-    "specs", "device", "timing", "results", "plots", "glue", "cli", "benchcli", "check", "launch", "tables",
-    "architecture", "numerics", "hbm", "interconnect", "sparsity", "mig", "cluster", "megatron",
-    "megatron_lab", "today", "report", "book",
-})
+#: every module of the package (found on disk, so a new module is never forgotten)
+_SUBMODULES = frozenset(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 __all__ = ["__version__", *sorted(_SUBMODULES)]
 

@@ -23,40 +23,11 @@ from . import check, plots, results, specs
 from .glue import glue
 from .plots import PROVENANCE, figure, gpu_color, provenance_note
 from .results import Record, records
-from .tables import markdown_table
+from .tables import markdown_table, show_html, show_md
 
 __all__ = ["specs", "results", "plots", "check", "records", "Record", "glue", "markdown_table", "show_table",
            "show_md", "show_html", "figure", "gpu_color", "PROVENANCE", "provenance_note", "setup",
            "device_note"]
-
-
-def _display(obj: Any) -> None:
-    try:
-        from IPython.display import display
-    except ImportError:  # plain Python: print the text form
-        print(getattr(obj, "data", obj))
-        return
-    display(obj)
-
-
-def show_md(text: str) -> None:
-    """Display Markdown (MyST on the site: tables, roles and math render)."""
-    try:
-        from IPython.display import Markdown
-    except ImportError:
-        print(text)
-        return
-    _display(Markdown(text))
-
-
-def show_html(text: str) -> None:
-    """Display raw HTML (used for collapsed notes)."""
-    try:
-        from IPython.display import HTML
-    except ImportError:
-        print(text)
-        return
-    _display(HTML(text))
 
 
 def show_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["markdown_table"]
+__all__ = ["markdown_table", "show_md", "show_html"]
 
 
 def _cell(value: Any, fmt: str | None) -> str:
@@ -36,3 +36,23 @@ def markdown_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | N
     lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(_cell(r.get(c), formats.get(c)) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def show_md(text: str) -> None:
+    """Display Markdown in a notebook (MyST on the site: tables, roles and math render); print elsewhere."""
+    try:
+        from IPython.display import Markdown, display
+    except ImportError:
+        print(text)
+        return
+    display(Markdown(text))
+
+
+def show_html(text: str) -> None:
+    """Display raw HTML in a notebook (collapsed notes); print elsewhere."""
+    try:
+        from IPython.display import HTML, display
+    except ImportError:
+        print(text)
+        return
+    display(HTML(text))

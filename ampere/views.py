@@ -173,7 +173,8 @@ def plot(ax: Any, points: Sequence[Point], *, model_label: str = "model", log: b
 def show(points: Sequence[Point], *, title: str, model_label: str = "model", real_label: str = "real",
          digits: int = 1, log: bool = False, size: str = "full") -> None:
     """Display the figure and the Markdown table of ``points`` (in a notebook; prints the table elsewhere)."""
-    from . import book, plots
+    from . import plots
+    from .tables import show_md
 
     points = list(points)
     if not points:
@@ -186,4 +187,4 @@ def show(points: Sequence[Point], *, title: str, model_label: str = "model", rea
     ax.set_title(title)
     fig.tight_layout()
     plt.show()
-    book.show_md(table(points, model_label=model_label, real_label=real_label, digits=digits))
+    show_md(table(points, model_label=model_label, real_label=real_label, digits=digits))
