@@ -15,3 +15,34 @@ def fail_on_rank_one(ctx):
         raise ValueError("bad rank")
     dist.barrier()
     return ctx.rank
+
+
+def _note_pid(folder):
+    import os
+
+    with open(os.path.join(folder, f"pid-{os.getpid()}"), "w") as fh:
+        fh.write(str(os.getpid()))
+
+
+def hang_on_rank_one_ignoring_sigterm(ctx, folder):
+    """Rank 1 never reaches the barrier and ignores SIGTERM; rank 0 waits in the barrier until the timeout."""
+    import signal
+    import time
+
+    _note_pid(folder)
+    if ctx.rank == 1:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(600)
+    dist.barrier()
+    return ctx.rank
+
+
+def everyone_sleeps_ignoring_sigterm(ctx, folder):
+    """No rank enters a collective: only spawn's own deadline can stop this run."""
+    import signal
+    import time
+
+    _note_pid(folder)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(600)
+    return ctx.rank

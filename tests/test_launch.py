@@ -38,3 +38,79 @@ def test_nccl_needs_one_gpu_per_rank():
         pytest.skip("a machine with 64 GPUs")
     with pytest.raises(ValueError, match="one GPU per rank"):
         launch.spawn(launch_workers.all_reduce_sum, 64, backend="nccl")
+
+
+def _left_behind(folder):
+    import os
+
+    alive = []
+    for name in os.listdir(folder):
+        pid = int(name.split("-")[1])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        alive.append(pid)
+    return alive
+
+
+@pytest.mark.slow
+def test_a_rank_that_hangs_and_ignores_sigterm_is_named_and_killed(tmp_path):
+    import time
+
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError) as err:
+        launch.spawn(launch_workers.hang_on_rank_one_ignoring_sigterm, 2, args=(str(tmp_path),), backend="gloo",
+                     timeout_s=5)
+    elapsed = time.monotonic() - t0
+    text = str(err.value)
+    assert "rank 1 of 2 hung" in text and "never reached the collective" in text and "rank 0" in text
+    assert "ignored SIGTERM" in text and "[1]" in text
+    assert len(list(tmp_path.iterdir())) == 2 and _left_behind(tmp_path) == []
+    assert elapsed < 5 + launch.STARTUP_S  # in practice about 10 s: start-up, 5 s, drain, 2 s grace
+
+
+@pytest.mark.slow
+def test_the_run_is_bounded_by_timeout_s_after_start_up(tmp_path):
+    import time
+
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"ranks \[0, 1\] of 2 hung(.|\n)*timeout_s=3 s after start-up") as err:
+        launch.spawn(launch_workers.everyone_sleeps_ignoring_sigterm, 2, args=(str(tmp_path),), backend="gloo",
+                     timeout_s=3)
+    assert "ranks [0, 1] ignored SIGTERM" in str(err.value)
+    assert _left_behind(tmp_path) == []
+    assert time.monotonic() - t0 < 3 + launch.STARTUP_S + launch.KILL_GRACE_S + 5
+
+
+def test_start_up_allowance_is_separate(tmp_path):
+    with pytest.raises(RuntimeError, match=r"did not join the process group within the start-up allowance"):
+        launch.spawn(launch_workers.all_reduce_sum, 2, args=(4,), backend="gloo", timeout_s=30, startup_s=0.01)
+
+
+def test_bad_argument_types():
+    with pytest.raises(TypeError, match="world_size"):
+        launch.spawn(launch_workers.all_reduce_sum, 2.0)
+    with pytest.raises(TypeError, match="world_size"):
+        launch.spawn(launch_workers.all_reduce_sum, True)
+    with pytest.raises(ValueError, match="startup_s"):
+        launch.spawn(launch_workers.all_reduce_sum, 2, startup_s=-1)
+    with pytest.raises(TypeError, match="args"):
+        launch.spawn(launch_workers.all_reduce_sum, 2, args=[4])
+
+
+def test_device_id_only_where_torch_has_it():
+    import types
+
+    import torch
+
+    def new(backend, *, init_method=None, rank=-1, world_size=-1, timeout=None, device_id=None):
+        pass
+
+    def old(backend, *, init_method=None, rank=-1, world_size=-1, timeout=None):
+        pass
+
+    assert launch._init_kwargs(types.SimpleNamespace(init_process_group=new), "nccl", 1) == {
+        "device_id": torch.device("cuda", 1)}
+    assert launch._init_kwargs(types.SimpleNamespace(init_process_group=old), "nccl", 1) == {}
+    assert launch._init_kwargs(types.SimpleNamespace(init_process_group=new), "gloo", 1) == {}
