@@ -1,7 +1,8 @@
 """Unit tests of ampere.hbm (chapter: HBM and the memory hierarchy).
 
-Hand-computed cases first (every expected number is worked out in a comment), then the published
-validation targets, then the measuring code on the CPU with tiny sizes.
+Hand-computed cases first (every expected number is worked out in a comment), then the published data and
+the validation targets, then the measuring code and the views on the CPU with tiny sizes. The capacity
+arithmetic the chapter uses is tested in tests/test_memory.py (ampere.memory).
 """
 
 from __future__ import annotations
@@ -9,12 +10,14 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 
 import pytest
 
-from ampere import hbm, results, specs
+from ampere import hbm, memory, results, specs
 
 GB = 1e9
+MiB = 2**20
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -43,214 +46,17 @@ def test_hierarchy_table_a100():
 
 
 # ----------------------------------------------------------------------------------------------------
-# Capacity arithmetic
+# The chapter's models come from ampere.transformer
 # ----------------------------------------------------------------------------------------------------
 
-def test_weight_bytes_and_overheads():
-    assert hbm.weight_bytes(175e9, "fp16") == 350e9  # GPT-3 in fp16: 2 bytes x 175e9
-    assert hbm.group_scale_overhead_bits(128) == 0.125  # one fp16 scale per 128 weights
-    assert hbm.group_scale_overhead_bits(64, 16, 16) == 0.5
-    assert hbm.weight_bytes(70e9, "int4", 0.125) == pytest.approx(70e9 * 4.125 / 8)
-    # QLoRA double quantization: 8/64 + 32/(64*256) = 0.126953125 bits, "0.127" in the paper
-    assert hbm.NF4_DOUBLE_QUANT_OVERHEAD_BITS == pytest.approx(0.126953125)
-    assert hbm.NF4_SINGLE_QUANT_OVERHEAD_BITS == 0.5
+def test_models_are_transformer_presets():
+    from ampere import transformer
 
-
-@pytest.mark.parametrize("call", [
-    lambda: hbm.weight_bytes(-1.0, "bf16"),
-    lambda: hbm.weight_bytes(0, "bf16"),
-    lambda: hbm.weight_bytes(float("nan"), "bf16"),
-    lambda: hbm.weight_bytes(True, "bf16"),
-    lambda: hbm.weight_bytes(7e9, "int3"),
-    lambda: hbm.weight_bytes(7e9, "bf16", overhead_bits=-0.1),
-    lambda: hbm.group_scale_overhead_bits(0),
-    lambda: hbm.model_memory(7e9, weights="float16"),
-    lambda: hbm.model_memory(7e9, kv_cache="e4m3"),
-    lambda: hbm.model_memory(-7e9),
-    lambda: hbm.model_memory(7e9, mode="serve"),
-    lambda: hbm.model_memory("llama2-7b", context=-1),
-    lambda: hbm.model_memory("llama2-7b", context=1.5),
-    lambda: hbm.model_memory("llama2-7b", batch=0),
-    lambda: hbm.model_memory(7e9, mode="training", zero_stage=4),
-    lambda: hbm.model_memory(7e9, mode="training", data_parallel=0),
-    lambda: hbm.model_memory(7e9, mode="training", finetune="dora"),
-    lambda: hbm.model_memory("7B", mode="training", seq_len=128, recompute="some"),
-    lambda: hbm.model_memory(7e9, mode="training", recipe="adafactor"),
-    lambda: hbm.model_memory("mistral-7b"),
-])
-def test_nonsense_is_rejected(call):
-    with pytest.raises(ValueError):
-        call()
-
-
-def test_numpy_numbers_are_accepted():
-    import numpy as np
-
-    assert hbm.weight_bytes(np.int64(10), "int8") == 10
-    assert hbm.kv_cache_bytes("7B", np.int64(2), np.int32(1)) == 2 * 524_288
-    assert hbm.model_memory(np.float64(7e9)).total_bytes == 14e9
-
-
-def test_error_messages_name_field_and_allowed_values():
-    with pytest.raises(ValueError, match=r"weights='int3'.*allowed: fp32, fp16, bf16"):
-        hbm.model_memory(7e9, weights="int3")
-    with pytest.raises(ValueError, match=r"params=-5"):
-        hbm.model_memory(-5)
-    with pytest.raises(ValueError, match="context > 0 needs the model's shape"):
-        hbm.model_memory(7e9, context=128)
-    with pytest.raises(ValueError, match="needs the model's shape"):
-        hbm.model_memory(7e9, mode="training", finetune="lora")
-
-
-def test_training_recipes_bytes_per_param():
-    assert hbm.BYTES_PER_PARAM_MIXED_ADAM == 16  # 2 + 2 + 4 + 4 + 4
-    assert hbm.MIXED_ADAM.sharded_state_bytes == 12  # the ZeRO paper's K
-    assert hbm.FP32_ADAM.bytes_per_param == 16  # 4 + 4 + 4 + 4
-
-
-def test_zero_stages_by_hand():
-    # stage 2 over 4 GPUs: weights 2 + gradients 2/4 + master 4/4 + Adam 8/4 = 5.5 bytes per parameter
-    assert sum(hbm.zero_bytes_per_param(2, 4).values()) == 5.5
-    assert sum(hbm.zero_bytes_per_param(0, 64).values()) == 16
-    assert sum(hbm.zero_bytes_per_param(3, 16).values()) == 1.0
-    with pytest.raises(ValueError, match="zero_stage=5"):
-        hbm.zero_bytes_per_param(5, 2)
-
-
-def test_zero_paper_figure1_reproduced():
-    z = hbm.ZERO_PAPER_FIGURE1
-    for stage, gb in z["per_gpu_gb"].items():
-        est = hbm.model_memory(z["params"], mode="training", data_parallel=z["data_parallel"], zero_stage=stage)
-        assert est.total_bytes / GB == pytest.approx(gb, abs=0.05)
-
-
-def test_llama2_7b_parameter_count_by_hand():
-    m = hbm.MODELS["llama2-7b"]
-    emb = 2 * 32000 * 4096  # input embedding + untied output projection
-    layer = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096  # q,k,v,o + SwiGLU + two RMSNorms
-    assert m.params == emb + 32 * layer + 4096 == 6_738_415_616
-    assert m.head_dim == 128
-
-
-def test_gqa_kv_cache_by_hand():
-    m = hbm.MODELS["llama2-70b"]
-    assert m.kv_dim == 8 * 128
-    assert m.kv_bytes_per_token("bf16") == 2 * 80 * 8 * 128 * 2  # 327,680 bytes per token
-    assert hbm.kv_cache_bytes("70B", 4096, 2, "bf16") == 2 * 4096 * 327_680
-    assert hbm.kv_cache_bytes("7B", 0) == 0
-    # multi-head 7B: 2 x 32 layers x 4096 x 2 bytes = 524,288 bytes per token, 8x the 70B's per layer-width
-    assert hbm.MODELS["llama2-7b"].kv_bytes_per_token() == 524_288
-
-
-def test_lora_parameters_by_hand():
-    m = hbm.MODELS["llama2-7b"]
-    # the classic LoRA setting, rank 8 on q and v: 32 layers x 2 matrices x 8 x (4096 + 4096) = 4,194,304
-    assert m.lora_params(8, ["q", "v"]) == 4_194_304
-    # every linear layer: q,k,v,o 4 x 8 x 8192 + gate, up, down 3 x 8 x (4096 + 11008), times 32 layers
-    assert m.lora_params(8) == 32 * (4 * 8 * 8192 + 3 * 8 * (4096 + 11008))
-    with pytest.raises(ValueError, match="not linear layers"):
-        m.lora_params(8, ["qkv"])
-
-
-def test_shape_validation():
-    with pytest.raises(ValueError, match="multiple of heads"):
-        hbm.TransformerShape("bad", 2, 100, 3, 3, 400, 1000, 128)
-    with pytest.raises(ValueError, match="multiple of kv_heads"):
-        hbm.TransformerShape("bad", 2, 96, 6, 4, 400, 1000, 128)
-    with pytest.raises(ValueError, match="layers=0"):
-        hbm.TransformerShape("bad", 0, 96, 6, 6, 400, 1000, 128)
-
-
-def test_inference_estimates_and_fit():
-    # 30B class in INT8: one byte per parameter, no cache
-    est = hbm.model_memory("30B", weights="int8")
-    assert est.breakdown["weights"] == hbm.MODELS["llama-33b"].params
-    assert est.fits("A100-SXM4-80GB") and est.fits("A100-SXM4-40GB")  # 32.5 GB
-    assert not hbm.model_memory("70B", weights="int8").fits("A100-SXM4-40GB")  # 69.0 GB
-    # 70B in fp16 (137.95 GB) needs two 80 GB GPUs just for the weights
-    big = hbm.model_memory("70B", weights="fp16")
-    assert not big.fits("A100-SXM4-80GB") and big.gpus_needed("A100-SXM4-80GB") == 2
-    # headroom is capacity - reserve - total
-    assert est.headroom_bytes("A100-SXM4-80GB", 2e9) == pytest.approx(80e9 - 2e9 - est.total_bytes)
-    rows = dict(est.table())
-    assert rows["total"] == pytest.approx(est.total_bytes / GB)
-
-
-def test_training_estimates():
-    full = hbm.model_memory(13e9, mode="training")
-    assert full.total_bytes == 13e9 * 16  # 208 GB before activations
-    assert not full.fits("A100-SXM4-80GB")
-    sharded = hbm.model_memory(13e9, mode="training", zero_stage=3, data_parallel=8)
-    assert sharded.total_bytes == pytest.approx(26e9) and sharded.fits("A100-SXM4-80GB")
-    assert any("activations not included" in a for a in full.assumptions)
-    q = hbm.model_memory("70B", mode="training", finetune="qlora", lora_rank=64)
-    m = hbm.MODELS["llama2-70b"]
-    assert q.breakdown["frozen_weights"] == pytest.approx(m.params * (4 + hbm.NF4_DOUBLE_QUANT_OVERHEAD_BITS) / 8)
-    assert q.breakdown["adapter_state"] == m.lora_params(64) * 16
-    lora = hbm.model_memory("7B", mode="training", finetune="lora", lora_rank=8)
-    assert lora.breakdown["frozen_weights"] == m.params * 0 + hbm.MODELS["llama2-7b"].params * 2
-    d = q.to_dict()
-    assert d["total_bytes"] == q.total_bytes and json.dumps(d)
-
-
-def test_activation_memory():
-    m = hbm.TransformerShape("tiny", layers=2, hidden=64, heads=4, kv_heads=4, ffn_hidden=256, vocab=100,
-                             max_context=32)
-    s, b = 32, 2
-    per_layer = s * b * 64 * (34 + 5 * 4 * s / 64)  # korthikanti2022reducing, no recomputation
-    logits = 4 * s * b * 100
-    assert hbm.activation_bytes(m, s, b, "none") == pytest.approx(2 * per_layer + logits)
-    assert hbm.activation_bytes(m, s, b, "selective") == pytest.approx(2 * 34 * s * b * 64 + logits)
-    assert hbm.activation_bytes(m, s, b, "full") == pytest.approx(2 * 2 * s * b * 64 + per_layer + logits)
-    est = hbm.model_memory(m, mode="training", seq_len=s, micro_batch=b, recompute="selective")
-    assert est.breakdown["activations"] == hbm.activation_bytes(m, s, b, "selective")
-
-
-def test_seed_use_cases_by_hand():
-    # seed001's 2026 use cases on one A100 80GB (80e9 bytes), with the chapter's 2 GB runtime reserve.
-    reserve = 2e9
-    p30, p70, p13 = (hbm.MODELS[n].params for n in ("llama-33b", "llama2-70b", "llama2-13b"))
-    assert (p30, p70, p13) == (32_528_943_616, 68_976_648_192, 13_015_864_320)
-    # 30B in INT8 + one 4096-token BF16 sequence: 1 byte/weight + 4096 x (2 x 60 layers x 6656 x 2 bytes)
-    est = hbm.model_memory("30B", weights="int8", context=4096)
-    assert est.total_bytes == p30 + 4096 * 2 * 60 * 6656 * 2  # 39.07 GB
-    assert est.fits("A100-SXM4-80GB", reserve)
-    # 70B in INT4 with one fp16 scale per 128 weights (4.125 bits) + one sequence (327,680 bytes per token)
-    est = hbm.model_memory("70B", weights="int4", weight_overhead_bits=16 / 128, context=4096)
-    assert est.total_bytes == pytest.approx(p70 * 4.125 / 8 + 4096 * 327_680)  # 36.91 GB
-    assert est.fits("A100-SXM4-80GB", reserve)
-    # QLoRA 70B, rank 64 on every linear layer: per layer 64 x (q 2x8192 + k, v 8192+1024 + o 2x8192
-    # + gate, up, down 3 x (8192 + 28672)) = 64 x 161,792; 80 layers -> 828,375,040 adapter parameters
-    q = hbm.model_memory("70B", mode="training", finetune="qlora", lora_rank=64)
-    assert hbm.MODELS["llama2-70b"].lora_params(64) == 80 * 64 * 161_792 == 828_375_040
-    assert q.total_bytes == pytest.approx(p70 * (4 + hbm.NF4_DOUBLE_QUANT_OVERHEAD_BITS) / 8 + 828_375_040 * 16)
-    assert 48e9 < q.total_bytes < 49e9 and q.fits("A100-SXM4-80GB", reserve)  # 48.84 GB before activations
-    # full BF16 fine-tuning of 13B with Adam: 16 bytes per parameter = 208.3 GB, 2.6x the card
-    full = hbm.model_memory("13B", mode="training")
-    assert full.total_bytes == 16 * p13 and not full.fits("A100-SXM4-80GB")
-    assert hbm.max_trainable_params("A100-SXM4-80GB", reserve_bytes=reserve) == pytest.approx(78e9 / 16)
-
-
-def test_gpus_to_hold_and_limits():
-    assert hbm.gpus_to_hold(350e9, "A100-SXM4-80GB") == 5  # 350 / 80 = 4.375 -> 5
-    assert hbm.gpus_to_hold(350e9, "A100-SXM4-40GB") == 9  # 8.75 -> 9
-    assert hbm.gpus_to_hold(160e9, "A100-SXM4-80GB") == 2  # exactly two
-    assert hbm.gpus_to_hold(0, "A100-SXM4-80GB") == 1
-    with pytest.raises(ValueError, match="leaves no capacity"):
-        hbm.gpus_to_hold(1e9, "T4", reserve_bytes=16e9)
-    assert hbm.max_trainable_params("A100-SXM4-80GB") == 5e9  # 80 GB / 16 bytes
-    # 70B int8 (68.98 GB) on 80 GB: 11.02 GB left / (4096 x 327,680 bytes = 1.342 GB per sequence) -> 8
-    assert hbm.max_batch("70B", "A100-SXM4-80GB", context=4096, weights="int8") == 8
-    assert hbm.max_batch("70B", "A100-SXM4-40GB", context=4096, weights="int8") == 0
-    with pytest.raises(ValueError):
-        hbm.max_batch("70B", "A100-SXM4-80GB", context=0)
-    assert hbm.max_trainable_params("RTX-A2000-12GB") == 0.75e9
-    # ZeRO-3: 175e9 x 16 bytes = 2.8 TB over 80 GB GPUs -> 35
-    assert hbm.min_gpus_zero(175e9, "A100-SXM4-80GB", 3) == 35
-    # stage 1 keeps 4 bytes per parameter whole on every GPU: 700 GB never fits
-    assert hbm.min_gpus_zero(175e9, "A100-SXM4-80GB", 1) is None
-    # 7.5B, stage 1, 40 GB: 30 GB fixed, 90 GB shared -> 90 / (40 - 30) = 9 GPUs
-    assert hbm.min_gpus_zero(7.5e9, "A100-SXM4-40GB", 1) == 9
+    assert set(hbm.SIZE_CLASSES) == {"7B", "13B", "30B", "70B"}
+    for cls, name in hbm.SIZE_CLASSES.items():
+        assert hbm.MODELS[name] is transformer.PRESETS[name] is transformer.preset(cls)
+    assert hbm.MODELS["llama2-7b"].params == 6_738_415_616  # exact released count (tests/test_transformer.py)
+    assert hbm.MODELS["llama2-70b"].seq == 4096 and hbm.MODELS["gpt3-175b"].positions == "learned"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -323,42 +129,108 @@ def test_l2_model():
         hbm.l2_sweep_model([1e6], policy="fifo")
 
 
-def test_find_knee_synthetic_and_published():
+def test_find_knee_synthetic():
     l2 = 40 * 2**20
     f = hbm.sweep_footprints(l2, 30)
     y, _ = hbm.l2_sweep_model(f, "A100-SXM4-80GB", policy="lru")
     k = hbm.find_knee(f, y, l2)
-    assert k["visible"] and k["within"] and 0.9 < k["ratio_to_l2"] <= 1.2
+    assert isinstance(k, hbm.Knee) and k.visible and k.within and 0.9 < k.ratio_to_l2 <= 1.2
+    assert k["knee_bytes"] == k.knee_bytes and k.to_dict()["visible"] is True  # read by name, as a dict would
     flat = hbm.find_knee(f, [1e12] * len(f), l2)
-    assert not flat["visible"] and flat["knee_bytes"] is None
+    assert not flat.visible and flat.knee_bytes is None
     # a knee at half the L2 is visible but not within 25%
     early = hbm.find_knee(f, [5e12 if x < l2 / 2 else 1e12 for x in f], l2)
-    assert early["visible"] and not early["within"]
-    for gpu in hbm.PUBLISHED_L2_SWEEPS:
-        fp, yp, l2p, key = hbm.published_l2_sweep(gpu)
-        kp = hbm.find_knee(fp, yp, l2p)
-        assert kp["within"] and key == "ernstgpubenches"
+    assert early.visible and not early.within
     with pytest.raises(ValueError):
         hbm.find_knee([1, 2], [1, 2], l2)
     with pytest.raises(ValueError):
         hbm.find_knee([1, 2, 3], [1, -2, 3], l2)
-    with pytest.raises(ValueError, match="no published sweep"):
+    with pytest.raises(TypeError):
+        hbm.find_knee(["a", "b", "c"], [1, 2, 3], l2)
+    with pytest.raises(ValueError, match="l2_bytes"):
+        hbm.find_knee(f, y, 0)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Published data (ampere/data) and validation
+# ----------------------------------------------------------------------------------------------------
+
+def test_published_memory_records():
+    stream, sweeps = hbm.published_stream(), hbm.published_l2_sweeps()
+    recs = stream + [s.record for s in sweeps]
+    assert len(recs) >= 8 and len({r.gpu for r in recs}) >= 3
+    for r in recs:
+        assert r.source == "ernstgpubenches" and r.where and "commit" in r.where
+    a100 = hbm.published_stream("A100-SXM4-80GB")[0]
+    # gpu-benches cuda-stream/a100_80.txt, last row: 1880 / 1769 / 1732 / 1759 GB/s (init, read, scale, triad)
+    assert [a100.figure(f"{k}_gb_per_s") for k in ("write", "read", "scale", "triad")] == [1880, 1769, 1732, 1759]
+    assert 0.85 < a100.figure("read_gb_per_s") * 1e9 / specs.get("A100-SXM4-80GB").hbm_bytes_per_s < 0.9
+    for sw in sweeps:
+        assert len(sw.footprints) == len(sw.bytes_per_s) >= 50
+        assert list(sw.footprints) == sorted(sw.footprints)
+        assert sw.label and "Ernst" in sw.label and "ernstgpubenches" not in sw.label  # no bib key on the page
+    with pytest.raises(ValueError, match="no published L2 sweep"):
         hbm.published_l2_sweep("T4")
+    with pytest.raises(TypeError):
+        hbm.published_l2_sweep(4)
+
+
+def test_h200_l2_is_the_catalogue_50_mib():
+    # The chapter uses 50 MiB for the H200 (the H100 SXM5 configuration of GH100): the published sweep's
+    # knee sits at 0.98 x 50 MiB, which 60 MiB (0.82 x) would not explain.
+    sw = hbm.published_l2_sweep("H200-SXM-141GB")
+    assert sw.l2_bytes == specs.get("H200-SXM-141GB").l2_bytes == 50 * MiB
+    k = sw.knee()
+    assert k.within and abs(k.ratio_to_l2 - 1) < 0.05
+    assert abs(hbm.find_knee(sw.footprints, sw.bytes_per_s, 60 * MiB).ratio_to_l2 - 1) > 0.15
+
+
+def test_zero_figure1_rows():
+    rows = hbm.zero_figure1()
+    assert [r.stage for r in rows] == [0, 1, 2, 3] and rows[0].source == "rajbhandari2020zero"
+    for r in rows:
+        ours = memory.zero_bytes_per_param(r.stage, r.data_parallel).total * r.params / GB
+        assert ours == pytest.approx(r.per_gpu_gb, abs=0.05)
 
 
 def test_validate_models_passes():
     text, ok = hbm.validate_models()
     assert ok, text
-    assert "ZeRO stage 3" in text and "L2 knee H200-SXM-141GB" in text
+    assert "ZeRO stage 3" in text and "L2 knee H200-SXM-141GB" in text and "L2 knee A100-SXM4-80GB" in text
 
 
 def test_model_path_does_not_import_torch():
     import subprocess
 
-    code = "import sys, ampere.hbm as h; h.model_memory('70B', weights='int4'); h.validate_models(); " \
+    code = "import sys, ampere.hbm as h; h.decode_bound('70B', weights='int4'); h.validate_models(); " \
            "print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("call,exc", [
+    (lambda: hbm.decode_bound("7B", batch=0), ValueError),
+    (lambda: hbm.decode_bound("7B", batch=1.0), TypeError),
+    (lambda: hbm.decode_bound("7B", context=-1), ValueError),
+    (lambda: hbm.decode_bound("7B", compute_precision="fp12"), ValueError),
+    (lambda: hbm.decode_bound("llama-7b-v9"), ValueError),
+    (lambda: hbm.decode_bound(7e9), TypeError),
+    (lambda: hbm.roofline_ops(0), ValueError),
+    (lambda: hbm.attainable_flops(float("nan")), ValueError),
+    (lambda: hbm.sweep_footprints(2**20, points=0), ValueError),
+    (lambda: hbm.l2_sweep_model("abc"), TypeError),
+    (lambda: hbm.l2_sweep_model([0.0]), ValueError),
+    (lambda: hbm.measure_bandwidth("cpu", kernels="copy"), TypeError),
+    (lambda: hbm.measure_bandwidth("cpu", array_bytes=1.5), TypeError),
+    (lambda: hbm.measure_bandwidth("tpu"), RuntimeError),
+    (lambda: hbm.measure_bandwidth(3), TypeError),
+    (lambda: hbm.measure_l2_sweep("cpu", footprints="64k"), TypeError),
+    (lambda: hbm.measure_l2_sweep("cpu", total_bytes=0, footprints=[65536]), ValueError),
+    (lambda: hbm.show_bandwidth(None, measure="no"), TypeError),
+])
+def test_bad_input_names_the_argument(call, exc):
+    with pytest.raises(exc):
+        call()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -379,8 +251,8 @@ def test_measure_bandwidth_cpu_counts_bytes():
     assert all(r["derived"]["pct_of_datasheet"] is None for r in recs)  # a CPU has no datasheet here
     assert all(r["derived"]["bytes_per_s"] > 0 for r in recs)
     rows = hbm.bandwidth_rows(recs)
-    assert [r["kernel"] for r in rows] == list(hbm.KERNELS)
-    with pytest.raises(ValueError, match="unknown"):
+    assert [r.kernel for r in rows] == list(hbm.KERNELS) and rows[0]["kernel"] == "read"
+    with pytest.raises(ValueError, match="kernel"):
         hbm.measure_bandwidth("cpu", kernels=["memset"])
 
 
@@ -439,24 +311,113 @@ def test_l2_sweep_view_sums_each_chunk():
 
 def test_measure_capacity_cpu():
     cap = hbm.measure_capacity("cpu")
-    assert cap["total_bytes"] is None and "no CUDA" in cap["note"]
+    assert cap.total_bytes is None and cap.total_over_datasheet is None and "GPU measurement" in cap.note
 
 
 def test_bench_main_cpu(tmp_path, capsys):
     rc = hbm.bench_main(["--quick", "--array-mib", "1", "--sweep-points", "3", "--kernels", "read,copy",
-                         "--out", str(tmp_path)])
+                         "--device", "cpu", "--out", str(tmp_path)])
     assert rc == 0
     out = capsys.readouterr().out
     assert "HBM benchmark on" in out and "copy" in out and "result written to" in out
     files = list(tmp_path.glob("hbm-*.json"))
     assert len(files) == 1
     res = results.load(files[0])
+    assert res["device"]["backend"] == "cpu"
     exps = [r["params"]["experiment"] for r in res["records"]]
     assert exps.count("bandwidth") == 2 and exps.count("l2_sweep") == 3 and "capacity" in exps
     assert any("no CUDA GPU" in n for n in res["notes"])
+    checks = next(r for r in res["records"] if r["params"]["experiment"] == "acceptance")["derived"]["checks"]
+    assert {c["check"] for c in checks} >= {"copy >= 85% of the datasheet bandwidth"}
     with pytest.raises(SystemExit):
         hbm.bench_main(["--kernels", "memset", "--no-save"])
+    with pytest.raises(SystemExit):
+        hbm.bench_main(["--array-mib", "0", "--no-save"])
     assert math.isfinite(res["records"][0]["derived"]["bytes_per_s"])
+
+
+def test_bench_whole_path_on_cpu_quick():
+    # `python -m ampere bench hbm --device cpu --quick --no-save`: every kernel, the sweep, the capacity
+    # cell and the acceptance checks, with tiny sizes, well within the 60 s budget (a few seconds here).
+    import subprocess
+
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "ampere", "bench", "hbm", "--device", "cpu", "--quick",
+                          "--no-save"], capture_output=True, text=True, timeout=120)
+    elapsed = time.perf_counter() - t0
+    assert out.returncode == 0, out.stderr
+    for k in hbm.KERNELS:
+        assert f"  {k} " in out.stdout
+    import re
+
+    assert re.search(r"L2 sweep: \d+ footprints, 64 KiB", out.stdout) and elapsed < 60
+
+
+def test_oom_is_freed_outside_the_handler_then_retried_smaller():
+    import torch
+
+    dev = torch.device("cpu")
+    tried, live = [], []
+
+    def run(nbytes):
+        tried.append(nbytes)
+        if nbytes > 4 * MiB:
+            live.append(torch.empty(16))  # memory held by the failing attempt's frame
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return "ok"
+
+    result, used, notes = hbm._retrying_oom(run, 16 * MiB, 1 * MiB, dev, "arrays")
+    assert result == "ok" and used == 4 * MiB and tried == [16 * MiB, 8 * MiB, 4 * MiB]
+    assert len(notes) == 2 and "retried with 8 MiB" in notes[0] and "freed" in notes[0]
+    with pytest.raises(RuntimeError, match="out of memory"):
+        hbm._retrying_oom(run, 16 * MiB, 16 * MiB, dev, "arrays")  # at the floor: no retry, the error stays
+    with pytest.raises(RuntimeError, match="boom"):
+        hbm._retrying_oom(lambda n: (_ for _ in ()).throw(RuntimeError("boom")), 8 * MiB, MiB, dev, "arrays")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Views on the CPU: published numbers beside the model, with sources, never "missing"
+# ----------------------------------------------------------------------------------------------------
+
+def test_bandwidth_points_show_a100_and_h200_with_sources():
+    pts = hbm.bandwidth_points(None)
+    gpus = {p.gpu for p in pts}
+    assert {"A100-SXM4-80GB", "A100-SXM4-40GB", "H200-SXM-141GB"} <= gpus
+    for p in pts:
+        assert p.model == specs.get(p.gpu).hbm_bytes_per_s / 1e9 and 0.5 < p.ratio < 1.0  # H200 read: 0.57
+        assert "ernstgpubenches" not in p.source and "commit" in p.source
+    from ampere import views
+
+    table = views.table(pts, model_label="datasheet", real_label="reached", digits=0)
+    assert "A100-SXM4-80GB" in table and "×" in table
+
+
+def test_views_run_on_the_cpu(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    shown = []
+    from ampere import tables
+
+    monkeypatch.setattr(tables, "show_md", lambda text: shown.append(text))
+
+    class CPU:
+        backend = "cpu"
+        spec = None
+        spec_name = None
+
+        def label(self):
+            return "a CPU"
+
+    pts = hbm.show_bandwidth(CPU())
+    assert pts and all(p.kind == "published" for p in pts)
+    sweeps = hbm.show_l2_sweep(CPU())
+    assert {s.gpu for s in sweeps} >= {"A100-SXM4-80GB", "H200-SXM-141GB"}
+    assert hbm.show_capacity(CPU()) is None
+    text = "\n".join(shown)
+    assert "L2 plateau" in text and "knee" in text and "80" in text
+    for word in ("not measured", "no recorded", "missing", "ernstgpubenches"):
+        assert word not in text
 
 
 def _fake_records(copy_pct, knee_at, l2=40 * 2**20):
@@ -470,12 +431,12 @@ def _fake_records(copy_pct, knee_at, l2=40 * 2**20):
 
 
 def test_check_acceptance():
-    ok = {c["check"]: c for c in hbm.check_acceptance(_fake_records(90.0, 40 * 2**20), "A100-SXM4-80GB")}
+    ok = {c.check: c for c in hbm.check_acceptance(_fake_records(90.0, 40 * 2**20), "A100-SXM4-80GB")}
     copy = ok["copy >= 85% of the datasheet bandwidth"]
     assert copy["passed"] and copy["applies"]
     assert not ok["scale >= 85% of the datasheet bandwidth"]["applies"]  # reported, not judged
     assert ok["L2 knee within 25% of the reported L2"]["passed"]
-    bad = {c["check"]: c for c in hbm.check_acceptance(_fake_records(80.0, 10 * 2**20), "H200-SXM-141GB")}
+    bad = {c.check: c for c in hbm.check_acceptance(_fake_records(80.0, 10 * 2**20), "H200-SXM-141GB")}
     assert not bad["copy >= 85% of the datasheet bandwidth"]["passed"]
     assert not bad["L2 knee within 25% of the reported L2"]["passed"]
     t4 = hbm.check_acceptance(_fake_records(70.0, 4 * 2**20, l2=4 * 2**20), "T4")

@@ -210,3 +210,68 @@ def test_no_torch_import():
     code = "import sys, ampere.memory; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Hand-computed cases of the HBM chapter (moved here with the arithmetic)
+# ----------------------------------------------------------------------------------------------------
+
+def test_seed_use_cases_by_hand():
+    # seed001's 2026 use cases on one A100 80GB (80e9 bytes), with a 2 GB reserve.
+    reserve = 2e9
+    p30, p70, p13 = (tr.preset(n).params for n in ("llama-33b", "llama2-70b", "llama2-13b"))
+    assert (p30, p70, p13) == (32_528_943_616, 68_976_648_192, 13_015_864_320)
+    # 30B in INT8 + one 4096-token BF16 sequence: 1 byte/weight + 4096 x (2 x 60 layers x 6656 x 2 bytes)
+    est = mem.model_memory("30B", weights="int8", context=4096)
+    assert est.total_bytes == p30 + 4096 * 2 * 60 * 6656 * 2  # 39.07 GB
+    assert est.fits("A100-SXM4-80GB", reserve)
+    # 70B in INT4 with one fp16 scale per 128 weights (4.125 bits) + one sequence (327,680 bytes per token)
+    est = mem.model_memory("70B", weights="int4", weight_overhead_bits=16 / 128, context=4096)
+    assert est.total_bytes == pytest.approx(p70 * 4.125 / 8 + 4096 * 327_680)  # 36.91 GB
+    # QLoRA 70B, rank 64 on every linear layer: per layer 64 x (q 2x8192 + k, v 8192+1024 + o 2x8192
+    # + gate, up, down 3 x (8192 + 28672)) = 64 x 161,792; 80 layers -> 828,375,040 adapter parameters
+    q = mem.model_memory("70B", mode="training", finetune="qlora", lora_rank=64)
+    assert tr.preset("llama2-70b").lora_params(64) == 80 * 64 * 161_792 == 828_375_040
+    assert q.total_bytes == pytest.approx(p70 * (4 + mem.NF4_DOUBLE_QUANT_OVERHEAD_BITS) / 8 + 828_375_040 * 16)
+    # the shared recipe (rank 16, 2048 tokens, full recomputation): 35.58 + 3.31 + 4.86 = 43.8 GB
+    shared = mem.finetune_memory("70B")
+    assert round(shared.total_bytes / 1e9, 1) == 43.8 and shared.fits("A100-SXM4-80GB", mem.runtime_reserve(
+        "A100-SXM4-80GB"))
+    # full BF16 fine-tuning of 13B with Adam: 16 bytes per parameter = 208.3 GB, 2.6x the card
+    full = mem.model_memory("13B", mode="training")
+    assert full.total_bytes == 16 * p13 and not full.fits("A100-SXM4-80GB")
+    assert round(mem.max_trainable_params("A100-SXM4-80GB") / 1e9, 1) == 4.8  # 76 GB / 16 with the 5 % reserve
+
+
+def test_gpus_to_hold_and_limits_by_hand():
+    assert mem.gpus_to_hold(350e9, "A100-SXM4-80GB") == 5  # 350 / 80 = 4.375 -> 5
+    assert mem.gpus_to_hold(350e9, "A100-SXM4-40GB") == 9  # 8.75 -> 9
+    with pytest.raises(ValueError, match="leaves no capacity"):
+        mem.gpus_to_hold(1e9, "T4", reserve_bytes=16e9)
+    # 70B int8 (68.98 GB) on 80 GB: 11.02 GB left / (4096 x 327,680 bytes = 1.342 GB per sequence) -> 8
+    assert mem.max_batch("70B", "A100-SXM4-80GB", context=4096, weights="int8") == 8
+    assert mem.max_trainable_params("RTX-A2000-12GB", reserve_bytes=0) == 0.75e9
+    # ZeRO-3: 175e9 x 16 bytes = 2.8 TB over 80 GB GPUs -> 35; stage 1 keeps 700 GB whole: never
+    assert mem.min_gpus_zero(175e9, "A100-SXM4-80GB", 3) == 35
+    assert mem.min_gpus_zero(175e9, "A100-SXM4-80GB", 1) is None
+    # 7.5B, stage 1, 40 GB: 30 GB fixed, 90 GB shared -> 90 / (40 - 30) = 9 GPUs
+    assert mem.min_gpus_zero(7.5e9, "A100-SXM4-40GB", 1) == 9
+
+
+def test_lora_parameters_by_hand():
+    m = tr.preset("llama2-7b")
+    # the classic LoRA setting, rank 8 on q and v: 32 layers x 2 matrices x 8 x (4096 + 4096) = 4,194,304
+    assert m.lora_params(8, ["q", "v"]) == 4_194_304
+    lora = mem.model_memory("7B", mode="training", finetune="lora", lora_rank=8)
+    assert lora.breakdown["frozen_weights"] == 2 * m.params
+    assert lora.breakdown["adapter_state"] == 16 * m.lora_params(8)
+
+
+def test_numpy_numbers_and_messages():
+    assert mem.weight_bytes(np.int64(10), "int8") == 10
+    assert mem.kv_cache_bytes("7B", np.int64(2), np.int32(1)) == 2 * 524_288  # 2 x 32 x 4096 x 2 bytes per token
+    assert mem.model_memory(np.float64(7e9)).total_bytes == 14e9
+    with pytest.raises(ValueError, match=r"weights must be one of 'fp32', 'fp16', 'bf16'.*got 'int3'"):
+        mem.model_memory(7e9, weights="int3")
+    with pytest.raises(ValueError, match=r"params must be > 0, got -5"):
+        mem.model_memory(-5)
