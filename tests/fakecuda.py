@@ -23,8 +23,12 @@ What the double models, and checks the way the real one would fail:
 * ``Event.elapsed_time`` (milliseconds, as in CUDA) returns the scripted values in order (cycling), and
   raises like CUDA when the two events are on different devices, were not recorded, or the end event
   was not synchronised yet (no ``synchronize()`` of its device, stream or event after it was recorded).
-* Tensor factories (``torch.empty/zeros/ones/full/randn``) asked for a CUDA device return *meta* tensors
-  (shape and dtype, no memory) and count the bytes per device; ``mem_get_info`` reports them.
+* Tensor factories (``torch.empty/zeros/ones/full/randn``) asked for a CUDA device, and ``Tensor.to``/
+  ``Tensor.cuda`` to one, return *meta* tensors (shape and dtype, no memory, no arithmetic: a matmul of
+  8192^3 costs nothing) and count the bytes per device while they live (``allocated``, ``peak``);
+  ``mem_get_info`` reports them, and an allocation past ``total_memory`` raises
+  ``torch.cuda.OutOfMemoryError`` like CUDA. Values cannot be read back (``.item()``, ``.cpu()``): code
+  that checks numerics on the device needs a real GPU.
 * NVML: ``nvmlInit``/``nvmlShutdown`` counted, handles by PCI bus id or by (physical) index, clocks, power
   limit, MIG mode, ECC, PCIe link; any query can be made to raise ``NVMLError`` (``fail``).
 
@@ -289,7 +293,8 @@ class FakeCuda:
         self.visible = list(range(len(gpus))) if visible is None else list(visible)
         self.current = 0
         self.timeline: list[tuple] = []
-        self.allocated: dict[int, int] = {i: 0 for i in range(len(self.visible))}
+        self.allocated: dict[int, int] = {i: 0 for i in range(len(self.visible))}  # live fake tensors
+        self.peak: dict[int, int] = {i: 0 for i in range(len(self.visible))}
         self.nvml = FakeNVML(gpus)
         self._seq = itertools.count()
         self._synced_at: dict[int, int] = {}
@@ -331,6 +336,28 @@ class FakeCuda:
         if not 0 <= i < len(self.visible):
             raise RuntimeError(f"CUDA error: invalid device ordinal {i}")
         return i
+
+    def _on(self, index: int, tensor: Any) -> Any:
+        """Account a meta tensor standing for ``tensor.nbytes`` on GPU ``index``; out of memory like CUDA."""
+        import weakref
+
+        import torch
+
+        nbytes = tensor.numel() * tensor.element_size()
+        total = self.gpu(index).props.total_memory
+        if self.allocated[index] + nbytes > total:
+            self.timeline.append(("oom", index, nbytes))
+            raise torch.cuda.OutOfMemoryError(
+                f"CUDA out of memory (fake). Tried to allocate {nbytes} bytes on cuda:{index}; "
+                f"{total - self.allocated[index]} bytes free of {total}")
+        self.allocated[index] += nbytes
+        self.peak[index] = max(self.peak[index], self.allocated[index])
+        self.timeline.append(("alloc", index, nbytes))
+        weakref.finalize(tensor, self._free, index, nbytes)
+        return tensor
+
+    def _free(self, index: int, nbytes: int) -> None:
+        self.allocated[index] -= nbytes
 
     def _synced(self, index: int) -> None:
         self._synced_at[index] = next(self._seq)
@@ -395,23 +422,50 @@ _CUDA_NAMES = ("is_available", "device_count", "current_device", "set_device", "
 _FACTORIES = ("empty", "zeros", "ones", "full", "randn")
 
 
-def _factory(fake: FakeCuda, real: Any) -> Any:
+def _is_cuda(dev: Any) -> bool:
     import torch
 
+    if isinstance(dev, torch.device):
+        return dev.type == "cuda"
+    if isinstance(dev, str):
+        return dev.split(":")[0] == "cuda"
+    return False
+
+
+def _factory(fake: FakeCuda, real: Any) -> Any:
     def make(*args: Any, **kwargs: Any) -> Any:
         dev = kwargs.get("device")
-        if dev is not None and torch.device(dev).type == "cuda":
+        if dev is not None and _is_cuda(dev):
             index = fake._index(dev)
             kwargs["device"] = "meta"
             kwargs.pop("generator", None)
-            t = real(*args, **kwargs)
-            nbytes = t.numel() * t.element_size()
-            fake.allocated[index] += nbytes
-            fake.timeline.append(("alloc", index, nbytes))
-            return t
+            kwargs.pop("pin_memory", None)
+            return fake._on(index, real(*args, **kwargs))
         return real(*args, **kwargs)
 
     return make
+
+
+def _mover(fake: FakeCuda, real_to: Any) -> Any:
+    """``Tensor.to``: a move to a CUDA device becomes a meta tensor of the same shape and dtype."""
+    import torch
+
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        target = kwargs.get("device")
+        rest = list(args)
+        if target is None and rest and (_is_cuda(rest[0]) or isinstance(rest[0], (str, torch.device))):
+            target = rest.pop(0)
+        if target is None or not _is_cuda(target):
+            return real_to(self, *args, **kwargs)
+        kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("copy", None)
+        dtype = kwargs.pop("dtype", rest[0] if rest and isinstance(rest[0], torch.dtype) else self.dtype)
+        t = torch.empty(self.shape, dtype=dtype, device=target)  # the fake factory: meta, counted
+        fake.timeline.append(("h2d", fake._index(target), t.numel() * t.element_size()))
+        return t
+
+    return to
 
 
 def install(monkeypatch: pytest.MonkeyPatch, *models: str, visible: list[int] | None = None,
@@ -427,6 +481,9 @@ def install(monkeypatch: pytest.MonkeyPatch, *models: str, visible: list[int] | 
         monkeypatch.setattr(torch.cuda, name, getattr(fake, name))
     for name in _FACTORIES:
         monkeypatch.setattr(torch, name, _factory(fake, getattr(torch, name)))
+    monkeypatch.setattr(torch.Tensor, "to", _mover(fake, torch.Tensor.to))
+    monkeypatch.setattr(torch.Tensor, "cuda", lambda self, device=None, **kw: self.to(
+        torch.device("cuda", fake._index(device))))
     csl = getattr(torch.backends, "cusparselt", None)
     if csl is not None:
         monkeypatch.setattr(csl, "is_available", lambda: cusparselt)

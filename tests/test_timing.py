@@ -21,7 +21,9 @@ def test_summarize_statistics():
 def test_measurement_rates_warnings_and_round_trip():
     m = timing.Measurement("x", [1e-3] * 8 + [1.2e-3, 3e-3], calls_per_sample=4)
     assert m.median_s == pytest.approx(1e-3) and m.rate(2e9) == pytest.approx(2e12)
-    assert m.rate(1.0, "min") == pytest.approx(1000.0)
+    distinct = timing.Measurement("d", [4e-3, 1e-3, 2e-3, 8e-3, 2e-3])  # min 1 ms != median 2 ms != max 8 ms
+    assert distinct.rate(1.0, "min") == pytest.approx(1000.0) and distinct.rate(1.0) == pytest.approx(500.0)
+    assert distinct.rate(1.0, "median") == pytest.approx(500.0)
     with pytest.raises(ValueError):
         m.rate(1.0, "mean")
     noisy = timing.Measurement("y", [1.0, 2.0, 3.0, 4.0])

@@ -86,6 +86,13 @@ class Check:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def _as_dict(row: Any) -> Mapping[str, Any]:
+    """A chapter module's row as a mapping (they return dicts or dataclasses with ``to_dict``)."""
+    if isinstance(row, Mapping):
+        return row
+    return row.to_dict() if hasattr(row, "to_dict") else vars(row)
+
+
 def check_matmul(result: Mapping[str, Any] | None) -> Check:
     from ampere import architecture
 
@@ -96,6 +103,7 @@ def check_matmul(result: Mapping[str, Any] | None) -> Check:
     c = architecture.bf16_peak_check(result.get("records", []), n=BF16_SIZE)
     if c is None:
         return Check(name, target, "-", NOT_RUN, f"no bf16 {BF16_SIZE}^3 record with a catalogue peak")
+    c = _as_dict(c)
     return Check(name, target, f"{c['tflops']:.1f} TFLOP/s = {c['pct_of_peak']:.1f}%", PASS if c["met"] else FAIL)
 
 
@@ -121,7 +129,8 @@ def check_hbm(result: Mapping[str, Any] | None) -> list[Check]:
         return [Check("HBM copy", targets[0], "-", NOT_RUN, "no hbm result"),
                 Check("L2 knee", targets[1], "-", NOT_RUN, "no hbm result")]
     out = []
-    for c in hbm.check_acceptance(result.get("records", []), result.get("device", {}).get("spec_name")):
+    for row in hbm.check_acceptance(result.get("records", []), result.get("device", {}).get("spec_name")):
+        c = _as_dict(row)
         if c["check"].startswith("scale"):
             continue  # shown by the chapter, not an acceptance level
         name = "HBM copy" if c["check"].startswith("copy") else "L2 knee"
