@@ -102,3 +102,22 @@ def test_forced_cpu_on_a_gpu_machine(fake_cuda, monkeypatch):  # noqa: F811
     assert fake.nvml.init_calls == 0  # the CPU path never touches NVML
     monkeypatch.setenv("AMPERE_DEVICE", "cpu")
     assert device.probe().backend == "cpu" and device.torch_device().type == "cpu"
+
+
+def test_the_fake_is_undone_after_each_test():
+    """Install and undo within this test (monkeypatch's undo is what every test gets at its end)."""
+    import sys
+
+    import torch
+
+    before = (torch.cuda.is_available, torch.cuda.Event, torch.Tensor.to, torch.empty, sys.modules.get("pynvml"),
+              device._NVML)
+    mp = pytest.MonkeyPatch()
+    from .fakecuda import install
+
+    install(mp, "H200")
+    assert torch.cuda.is_available() and torch.cuda.get_device_properties(0).name == "NVIDIA H200"
+    mp.undo()
+    after = (torch.cuda.is_available, torch.cuda.Event, torch.Tensor.to, torch.empty, sys.modules.get("pynvml"),
+             device._NVML)
+    assert all(a is b for a, b in zip(before, after))
