@@ -17,7 +17,7 @@ from .gemm import peak_precision_for, wave_efficiency  # noqa: F401  (transition
 from .tables import markdown_table  # noqa: F401  (re-exported: arch.markdown_table)
 
 __all__ = [
-    "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets",
+    "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets", "ridge_point",
     "matmul_intensity", "attainable_flops", "ridge_points", "roofline_curve", "harvest_yield", "harvest_shortfall",
     "capability_rows", "capability_markdown", "wave_efficiency", "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep",
     "matmul_records", "bench_main", "markdown_table", "peak_precision_for", "bf16_peak_check",
@@ -205,12 +205,31 @@ def matmul_intensity(m: int, n: int, k: int, precision: str = "bf16") -> float:
 
     Chapter: *Architecture of the GA100*, "The roofline".
     """
-    for label, v in (("m", m), ("n", n), ("k", k)):
-        if not isinstance(v, (int,)) or v < 1:
-            raise ValueError(f"{label}={v!r} must be a positive integer")
-    if precision not in _BYTES:
-        raise ValueError(f"precision={precision!r} is unknown; allowed: {', '.join(_BYTES)}")
-    return 2 * m * n * k / (_BYTES[precision] * (m * k + k * n + m * n))
+    m, n, k = (check.positive_int(label, v) for label, v in (("m", m), ("n", n), ("k", k)))
+    check.one_of("precision", precision, _BYTES)
+    return gemm.matmul_flops(m, n, k) / (_BYTES[precision] * (m * k + k * n + m * n))
+
+
+def _bandwidth(spec: specs.GPUSpec, bytes_per_s: float | None) -> float:
+    """The roofline's bandwidth: ``bytes_per_s`` (finite, > 0) or the datasheet DRAM figure."""
+    if bytes_per_s is None:
+        return spec.hbm_bytes_per_s
+    return check.positive("bytes_per_s", bytes_per_s)
+
+
+def ridge_point(gpu: str | specs.GPUSpec, precision: str, bytes_per_s: float | None = None) -> float:
+    """Arithmetic intensity (FLOP/byte) where the roofline of ``precision`` turns: dense peak / bandwidth.
+
+    ``bytes_per_s`` defaults to the datasheet DRAM bandwidth (pass ``spec.l2_bytes_per_s`` for the L2 roof);
+    zero, negative, NaN or infinite bandwidths are refused. Chapter: *Architecture of the GA100*, "The
+    roofline".
+    """
+    spec = specs.get(gpu)
+    check.one_of("precision", precision, specs.PRECISIONS)
+    if not spec.supports(precision):
+        raise ValueError(f"precision={precision!r} is not supported on {spec.name}; allowed: "
+                         f"{', '.join(spec.precisions())}")
+    return spec.peak_flops(precision) / _bandwidth(spec, bytes_per_s)
 
 
 def attainable_flops(gpu: str | specs.GPUSpec, precision: str, intensity: float | Sequence[float],
@@ -222,11 +241,13 @@ def attainable_flops(gpu: str | specs.GPUSpec, precision: str, intensity: float 
     import numpy as np
 
     spec = specs.get(gpu)
-    bw = spec.hbm_bytes_per_s if bytes_per_s is None else bytes_per_s
+    bw = _bandwidth(spec, bytes_per_s)
+    if isinstance(intensity, (str, bytes, bool)):
+        raise TypeError(f"intensity must be a number or an array of numbers (FLOP/byte), got {intensity!r}")
     x = np.asarray(intensity, dtype=float)
-    if np.any(x <= 0):
-        raise ValueError("intensity must be > 0 FLOP/byte")
-    y = np.minimum(spec.peak_flops(precision), x * bw)
+    if not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise ValueError(f"intensity must be finite and > 0 FLOP/byte, got {intensity!r}")
+    y = np.minimum(spec.peak_flops(check.one_of("precision", precision, specs.PRECISIONS)), x * bw)
     return float(y) if y.ndim == 0 else y
 
 
@@ -238,12 +259,10 @@ def ridge_points(gpu: str | specs.GPUSpec, precisions: Sequence[str] | None = No
     spec = specs.get(gpu)
     out = []
     for p in precisions or spec.precisions():
-        if not spec.supports(p):
-            raise ValueError(f"precision={p!r} is not supported on {spec.name}; allowed: {spec.precisions()}")
-        row = {"gpu": spec.name, "precision": p, "peak_tflops": spec.peak_flops(p) / 1e12,
-               "ridge_dram": spec.ridge_point(p)}
+        row = {"gpu": spec.name, "precision": p, "ridge_dram": ridge_point(spec, p),
+               "peak_tflops": spec.peak_flops(p) / 1e12}
         if spec.l2_bytes_per_s:
-            row["ridge_l2"] = spec.ridge_point(p, spec.l2_bytes_per_s)
+            row["ridge_l2"] = ridge_point(spec, p, spec.l2_bytes_per_s)
         out.append(row)
     return out
 
@@ -256,7 +275,10 @@ def roofline_curve(gpu: str | specs.GPUSpec, precision: str, lo: float = 0.1, hi
     """
     import numpy as np
 
-    x = np.logspace(math.log10(lo), math.log10(hi), points)
+    lo, hi = check.positive("lo", lo), check.positive("hi", hi)
+    if hi <= lo:
+        raise ValueError(f"hi={hi:g} must be larger than lo={lo:g}")
+    x = np.logspace(math.log10(lo), math.log10(hi), check.integer("points", points, minimum=2))
     return x, attainable_flops(gpu, precision, x, bytes_per_s)
 
 
@@ -272,11 +294,9 @@ def harvest_yield(units: int, needed: int, unit_defect_probability: float) -> fl
     share of the die) fails independently with ``unit_defect_probability``; ``needed=units`` is a die
     with no spare. Chapter: *Architecture of the GA100*, "Why 108 of 128".
     """
-    if not (isinstance(units, int) and isinstance(needed, int) and 0 <= needed <= units):
-        raise ValueError(f"units={units!r}, needed={needed!r}: need integers with 0 <= needed <= units")
-    if not 0.0 <= unit_defect_probability <= 1.0:
-        raise ValueError(f"unit_defect_probability={unit_defect_probability!r} must be within [0, 1]")
-    q = unit_defect_probability
+    units = check.nonneg_int("units", units)
+    needed = check.nonneg_int("needed", needed, maximum=units)
+    q = check.fraction("unit_defect_probability", unit_defect_probability)
     return float(sum(math.comb(units, k) * (1 - q) ** k * q ** (units - k) for k in range(needed, units + 1)))
 
 
@@ -288,7 +308,7 @@ def harvest_shortfall(units: int, needed: int, unit_defect_probability: float) -
     Chapter: *Architecture of the GA100*, "Why sell a 128-SM die as a 108-SM part?".
     """
     harvest_yield(units, needed, unit_defect_probability)  # validates the arguments
-    q = unit_defect_probability
+    units, needed, q = int(units), int(needed), float(unit_defect_probability)
     return float(sum(math.comb(units, k) * (1 - q) ** k * q ** (units - k) for k in range(0, needed)))
 
 
@@ -354,9 +374,9 @@ def _legacy_published_matmul() -> tuple[dict[str, Any], ...]:
     """
     out = []
     for rec in gemm.published_matmul():
-        if (rec.id.startswith("mamf-v1-") or rec.params.get("data") == "zeros"
+        if (rec.id.startswith("mamf-v1-") or rec.params.get("data") == "zeros" or rec.params["method"] == "sweep"
                 or rec.params["precision"] not in ("bf16", "fp16")):
-            continue  # superseded revision, all-zeros contrast, FP8: not what the old tuple held
+            continue  # superseded revision, all-zeros contrast, community sweeps, FP8: not in the old tuple
         out.append({"gpu": rec.gpu, "precision": rec.params["precision"], "tflops": gemm.matmul_tflops(rec),
                     "shape": gemm.matmul_shape(rec), "what": rec.note or rec.where, "source": rec.source,
                     **({"kind": "mamf"} if rec.params.get("method") == "mamf" else {})})
@@ -379,15 +399,17 @@ MATMUL_PRECISIONS: dict[str, tuple[str, bool]] = {
 def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
                  precisions: Sequence[str] = ("fp32", "tf32", "bf16", "fp16"), device: Any = None,
                  warmup_s: float = 1.0, min_time_s: float = 0.2, max_time_s: float = 5.0,
-                 progress: Any = None) -> list[dict[str, Any]]:
+                 progress: Any = None, info: Any = None) -> list[dict[str, Any]]:
     """Time square matmuls C = A @ B (n x n x n) for every size and precision on ``device``.
 
-    FLOPs = 2n^3. Inputs are random normal (never zeros: clocks under a power limit depend on the data),
-    created on the CPU generator and moved, outputs preallocated (``torch.matmul(..., out=C)``). Warm-up
-    lasts ``warmup_s`` for the first size of each precision (clocks and power settle), a tenth of it
-    afterwards. TF32 is set explicitly per precision and restored. Returns records with the measurement,
-    TFLOP/s from the median, and % of the device's dense peak when the device is in the catalogue.
-    On a CPU it works too (small sizes), which is how the unit tests exercise it.
+    FLOPs = 2n^3 (:func:`ampere.gemm.matmul_flops`). Inputs are random normal (never zeros: clocks under a
+    power limit depend on the data), created on the CPU generator and moved, outputs preallocated
+    (``torch.matmul(..., out=C)``). Warm-up lasts ``warmup_s`` for the first size of each precision (clocks
+    and power settle), a tenth of it afterwards. TF32 is set explicitly per precision and restored. Returns
+    records with the measurement, TFLOP/s from the median, and % of the device's dense peak when the device
+    is in the catalogue. Out of memory at one size: the tensors are freed (outside the handler, whose
+    traceback would keep them alive), a warning says so, and the larger sizes of that precision are skipped.
+    On a CPU it works too (small sizes), which is how the unit tests and ``--device cpu`` exercise it.
 
     Chapter: *Architecture of the GA100*, "Measured on this machine".
     """
@@ -397,20 +419,21 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
     from . import timing
 
     for p in precisions:
-        if p not in MATMUL_PRECISIONS:
-            raise ValueError(f"precision={p!r} is not in the sweep; allowed: {', '.join(MATMUL_PRECISIONS)}")
-    for n in sizes:
-        if not isinstance(n, int) or n < 1:
-            raise ValueError(f"size={n!r} must be a positive integer")
-    info = _device.probe()
+        check.one_of("precisions", p, MATMUL_PRECISIONS)
+    sizes = [check.positive_int("sizes", n) for n in sizes]
+    for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
+        check.nonneg(name, v)
+    info = info or _device.probe()
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     spec = info.spec if dev.type == "cuda" else None
+    oom = (torch.cuda.OutOfMemoryError, MemoryError)  # the CPU path (and the tests) raise MemoryError
     gen = torch.Generator().manual_seed(0)
     records = []
     for p in precisions:
         dtype_name, tf32 = MATMUL_PRECISIONS[p]
         dtype = getattr(torch, dtype_name)
         for i, n in enumerate(sizes):
+            out_of_memory = False
             try:
                 a = torch.randn(n, n, generator=gen, dtype=torch.float32).to(dev, dtype)
                 b = torch.randn(n, n, generator=gen, dtype=torch.float32).to(dev, dtype)
@@ -419,16 +442,18 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
                     m = timing.benchmark(lambda: torch.matmul(a, b, out=c), label=f"matmul {p} {n}^3", device=dev,
                                          warmup_s=warmup_s if i == 0 else warmup_s / 10, min_time_s=min_time_s,
                                          max_time_s=max_time_s, params={"precision": p, "n": n})
-            except torch.cuda.OutOfMemoryError:
-                # DESIGN section 9: free, say so, go on (the larger sizes of this precision cannot fit either)
+            except oom:
+                out_of_memory = True
+            if out_of_memory:  # DESIGN section 9: free, say so, go on
                 a = b = c = None
-                torch.cuda.empty_cache()
+                if dev.type == "cuda":
+                    torch.cuda.empty_cache()
                 warnings.warn(f"matmul {p} {n}^3 ran out of memory on {dev}; skipped {p} at n >= {n}")
                 break
-            flops = 2.0 * n**3
+            flops = gemm.matmul_flops(n, n, n)
             rec: dict[str, Any] = {"precision": p, "n": n, "flops": flops, "tflops": m.rate(flops) / 1e12,
                                    "tflops_best": m.rate(flops, "min") / 1e12, "measurement": m.to_dict()}
-            peak_p = peak_precision_for(spec, p) if spec is not None else None
+            peak_p = gemm.peak_precision_for(spec, p) if spec is not None else None
             if peak_p is not None:
                 rec["peak_precision"] = peak_p
                 rec["peak_tflops"] = spec.peak_flops(peak_p) / 1e12
@@ -436,6 +461,7 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
             records.append(rec)
             if progress:
                 progress(rec)
+        a = b = c = None
     return records
 
 
@@ -452,7 +478,7 @@ def matmul_records(result: dict[str, Any]) -> list[dict[str, Any]]:
         m = Measurement.from_dict(rec["measurement"])
         tflops = m.rate(rec["flops"]) / 1e12
         row = {"gpu": result["device"].get("name"), "precision": rec["precision"], "n": rec["n"], "tflops": tflops}
-        peak_p = peak_precision_for(spec, rec["precision"]) if spec is not None else None
+        peak_p = gemm.peak_precision_for(spec, rec["precision"]) if spec is not None else None
         if peak_p is not None:
             row["pct_of_peak"] = 100 * tflops / (spec.peak_flops(peak_p) / 1e12)
         out.append(row)
@@ -464,37 +490,46 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
     Chapter: *Architecture of the GA100*, "Measured on this machine".
     """
-    from . import benchcli, device, results
+    from . import benchcli, results
 
     p = benchcli.bench_parser("matmul", "Square matmul sweep per precision: TFLOP/s and % of the dense peak.")
     p.add_argument("--sizes", type=int, nargs="+", default=None, help="square sizes (default 256..8192)")
     p.add_argument("--precisions", nargs="+", default=["fp32", "tf32", "bf16", "fp16"],
                    choices=sorted(MATMUL_PRECISIONS))
     args = p.parse_args(list(argv or []))
-    info = device.probe()
-    if info.backend != "cuda":
-        print("No CUDA GPU here: nothing to measure (the chapter shows the model and the recorded results).")
-        return 0
-    sizes = args.sizes or ([1024, 4096, 8192] if args.quick else [256, 512, 1024, 2048, 4096, 8192])
-    # gate on capabilities: TF32 and BF16 tensor cores need sm80+ (a T4 has FP16 tensor cores only)
+    info = benchcli.probe(args)
+    gpu = info.backend == "cuda"
+    if args.sizes:
+        sizes = args.sizes
+    elif gpu:
+        sizes = [1024, 4096, 8192] if args.quick else [256, 512, 1024, 2048, 4096, 8192]
+    else:  # the whole code path on the CPU, tiny sizes (a test of the code, not a measurement of a GPU)
+        sizes = [64, 128]
+    # gate on capabilities: TF32 and BF16 tensor cores need sm80+ (a T4 has FP16 tensor cores only); a CPU
+    # runs fp32, fp64, bf16 and fp16 in software and has no TF32 mode
     precisions = [pr for pr in args.precisions if pr in ("fp32", "fp64", "fp16") or
-                  (pr == "tf32" and info.tf32) or (pr == "bf16" and info.bf16_tensor)]
+                  (pr == "tf32" and info.tf32) or (pr == "bf16" and (info.bf16_tensor or not gpu))]
     skipped = sorted(set(args.precisions) - set(precisions))
 
     def show(rec: dict[str, Any]) -> None:
         pct = f"{rec['pct_of_peak']:5.1f}% of peak" if "pct_of_peak" in rec else ""
         print(f"  {rec['precision']:5s} {rec['n']:6d}^3  {rec['tflops']:8.1f} TFLOP/s  {pct}", flush=True)
 
-    records = matmul_sweep(sizes, precisions, warmup_s=0.5 if args.quick else 1.0,
-                           max_time_s=2.0 if args.quick else 5.0, progress=show)
-    notes = [f"skipped (not supported on this GPU): {', '.join(skipped)}"] if skipped else []
+    if gpu:
+        timing_args = {"warmup_s": 0.5 if args.quick else 1.0, "max_time_s": 2.0 if args.quick else 5.0}
+    else:
+        timing_args = {"warmup_s": 0.01, "min_time_s": 0.01, "max_time_s": 0.2}
+    records = matmul_sweep(sizes, precisions, device=None if gpu else "cpu", progress=show, info=info, **timing_args)
+    notes = [f"skipped (not supported on this device): {', '.join(skipped)}"] if skipped else []
+    if not gpu:
+        notes.append("CPU code path: tiny sizes on this CPU, not a measurement of a GPU")
     result = results.make_result("matmul", info, {"sizes": sizes, "precisions": precisions, "quick": args.quick},
                                  records, notes)
     summary = [f"matmul sweep on {info.label()}: {len(records)} configurations"]
-    check = bf16_peak_check(records)
-    if check is not None:
-        summary.append(f"bf16 at {check['n']}^3: {check['tflops']:.1f} TFLOP/s = {check['pct_of_peak']:.1f}% of the "
-                       f"dense peak; target >= {check['target_pct']:.0f}%: {'met' if check['met'] else 'NOT met'}")
+    target = bf16_peak_check(records)
+    if target is not None:
+        summary.append(f"bf16 at {target['n']}^3: {target['tflops']:.1f} TFLOP/s = {target['pct_of_peak']:.1f}% of "
+                       f"the dense peak; target >= {target['target_pct']:.0f}%: {'met' if target['met'] else 'NOT met'}")
     return benchcli.finish_bench(result, args, "\n".join(summary))
 
 

@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from . import check
 from .device import tf32_enabled, tf32_state  # the one TF32 switch of the package, re-exported
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
     "render_table", "bit_fields", "round_to", "round_tensor", "EMULATED", "emulated_matmul",
     "relative_error", "ErrorSweep", "error_vs_k", "accumulation_error_curve", "dot_error_bound",
     "max_k_for_error", "gradient_like_values", "range_census", "loss_scale_sweep", "best_loss_scale",
-    "TrainingRun", "train_digits_mlp", "PUBLISHED", "peak_ratio", "measure_throughput",
+    "TrainingRun", "train_digits_mlp", "published_tf32", "published_tf32_speedup", "peak_ratio", "measure_throughput",
     "throughput_rows", "tf32_speedups", "compare_tf32_with_emulation", "tf32_conversion_probe",
     "recorded_results", "bench_main", "tf32_enabled", "tf32_state", "plot_bit_layouts",
     "plot_error_vs_k", "plot_ranges", "plot_loss_scaling", "plot_training", "plot_throughput",
@@ -183,8 +184,7 @@ def get_format(fmt: str | NumberFormat) -> NumberFormat:
     """The :class:`NumberFormat` called ``fmt`` (chapter *TF32 and the precision formats*)."""
     if isinstance(fmt, NumberFormat):
         return fmt
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt={fmt!r} is not a known format; allowed: {', '.join(FORMATS)}")
+    check.one_of("fmt", fmt, FORMATS)
     return FORMATS[fmt]
 
 
@@ -261,10 +261,28 @@ _QUIET = np.uint32(0x0040_0000)
 
 
 def _check_mode(fmt: str, mode: str) -> None:
-    if fmt not in ROUNDING_MODES:
-        raise ValueError(f"fmt={fmt!r} cannot be rounded to; allowed: {', '.join(ROUNDING_MODES)}")
-    if mode not in ROUNDING_MODES[fmt]:
-        raise ValueError(f"mode={mode!r} is not defined for fmt={fmt!r}; allowed: {', '.join(ROUNDING_MODES[fmt])}")
+    check.one_of("fmt", fmt, ROUNDING_MODES)
+    try:
+        check.one_of("mode", mode, ROUNDING_MODES[fmt])
+    except ValueError as exc:
+        raise ValueError(f"{exc} (the rounding modes defined for fmt={fmt!r})") from None
+
+
+def _float32_array(name: str, x: Any, dtype: Any = np.float32) -> np.ndarray:
+    """``x`` (a number, a sequence of numbers, a numpy array or a torch tensor) as a new ``dtype`` array.
+
+    Strings, None, booleans and arrays of text or objects are refused: ``np.array("1.5", np.float32)``
+    would silently parse text and ``np.array(None, np.float32)`` silently make a NaN.
+    """
+    if x is None or isinstance(x, (str, bytes, bool)):
+        raise TypeError(f"{name} must be numbers (a number, a sequence, a numpy array or a torch tensor), "
+                        f"got {x!r} ({type(x).__name__})")
+    if type(x).__module__.startswith("torch"):
+        x = x.detach().to("cpu").double().numpy()
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold integers or floats, got an array of dtype {arr.dtype}")
+    return np.array(arr, dtype=dtype)
 
 
 def _round_bits(bits: np.ndarray, fmt: str, mode: str) -> np.ndarray:
@@ -323,7 +341,7 @@ def round_to(x: Any, fmt: str, mode: str = "nearest") -> np.ndarray:
     section "Rounding, bit for bit".
     """
     _check_mode(fmt, mode)
-    arr = np.array(x, dtype=np.float32)  # a copy: the caller's array is never touched
+    arr = _float32_array("x", x)  # a copy: the caller's array is never touched
     flat = arr.reshape(-1)
     out = _round_bits(flat.view(np.uint32), fmt, mode).view(np.float32)
     return out.reshape(arr.shape)
@@ -374,12 +392,9 @@ def emulated_matmul(a: Any, b: Any, fmt: str = "tf32", mode: str = "nearest", ac
     low-precision accumulator would do. ``fmt="fp64"`` is the FP64 reference. Chapter *TF32 and the
     precision formats*, section "Error that grows with K".
     """
-    if fmt not in EMULATED:
-        raise ValueError(f"fmt={fmt!r} cannot be emulated; allowed: {', '.join(EMULATED)}")
-    if accumulate not in ("fp32", "fp16", "bf16"):
-        raise ValueError(f"accumulate={accumulate!r} is not allowed; allowed: 'fp32', 'fp16', 'bf16'")
-    a = np.asarray(a)
-    b = np.asarray(b)
+    check.one_of("fmt", fmt, EMULATED)
+    check.one_of("accumulate", accumulate, ("fp32", "fp16", "bf16"))
+    a, b = (_float32_array(n, v, np.float64 if fmt == "fp64" else np.float32) for n, v in (("a", a), ("b", b)))
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"shapes a={a.shape}, b={b.shape} do not multiply; need (M, K) and (K, N)")
     if fmt == "fp64":
@@ -397,8 +412,10 @@ def emulated_matmul(a: Any, b: Any, fmt: str = "tf32", mode: str = "nearest", ac
 def relative_error(c: Any, reference: Any) -> float:
     """Normwise relative error ||C - C_ref||_F / ||C_ref||_F, computed in FP64 (chapter *TF32 and the
     precision formats*)."""
-    c = np.asarray(c, dtype=np.float64)
-    ref = np.asarray(reference, dtype=np.float64)
+    c = _float32_array("c", c, np.float64)
+    ref = _float32_array("reference", reference, np.float64)
+    if c.shape != ref.shape:
+        raise ValueError(f"c has shape {c.shape} but reference has shape {ref.shape}; they must match")
     denom = np.linalg.norm(ref)
     if denom == 0:
         raise ValueError("reference is all zeros: the relative error is undefined")
@@ -442,14 +459,12 @@ def error_vs_k(ks: Sequence[int] = (16, 64, 256, 1024, 4096, 16384), cases: Sequ
     random ``data`` ("normal": zero mean; "uniform": positive), drawn from ``numpy.random.default_rng(seed)``.
     Chapter *TF32 and the precision formats*, section "Error that grows with K".
     """
-    unknown = [c for c in cases if c not in _SWEEP_CASES]
-    if unknown:
-        raise ValueError(f"cases={unknown} are unknown; allowed: {', '.join(_SWEEP_CASES)}")
-    if any((not isinstance(k, (int, np.integer))) or k < 1 for k in ks):
-        raise ValueError(f"ks={list(ks)} must be positive integers")
-    if trials < 1 or m < 1 or n < 1:
-        raise ValueError(f"m={m}, n={n}, trials={trials} must all be >= 1")
-    rng = np.random.default_rng(seed)
+    for c in cases:
+        check.one_of("cases", c, _SWEEP_CASES)
+    ks = [check.positive_int("ks", k) for k in ks]
+    m, n, trials = check.positive_int("m", m), check.positive_int("n", n), check.positive_int("trials", trials)
+    check.one_of("data", data, ("normal", "uniform"))
+    rng = np.random.default_rng(check.nonneg_int("seed", seed))
     errors: dict[str, list[float]] = {c: [] for c in cases}
     for k in ks:
         per_case: dict[str, list[float]] = {c: [] for c in cases}
@@ -476,16 +491,17 @@ def accumulation_error_curve(k_max: int = 4096, inputs: str = "fp16", accumulate
     ``{"k": [...], "error": [...]}``. Chapter *TF32 and the precision formats*, section "Error that grows
     with K".
     """
-    if accumulate not in ("fp32", "fp16", "bf16"):
-        raise ValueError(f"accumulate={accumulate!r} is not allowed; allowed: 'fp32', 'fp16', 'bf16'")
-    if inputs not in ("fp32", "tf32", "bf16", "fp16"):
-        raise ValueError(f"inputs={inputs!r} is not allowed; allowed: 'fp32', 'tf32', 'bf16', 'fp16'")
-    if k_max < 1:
-        raise ValueError(f"k_max={k_max!r} must be >= 1")
-    checkpoints = sorted(set(int(c) for c in (checkpoints or np.unique(np.geomspace(1, k_max, 40).astype(int)))))
-    if checkpoints[0] < 1 or checkpoints[-1] > k_max:
-        raise ValueError(f"checkpoints must lie in 1..k_max={k_max}")
-    rng = np.random.default_rng(seed)
+    check.one_of("accumulate", accumulate, ("fp32", "fp16", "bf16"))
+    check.one_of("inputs", inputs, ("fp32", "tf32", "bf16", "fp16"))
+    k_max = check.positive_int("k_max", k_max)
+    m, n = check.positive_int("m", m), check.positive_int("n", n)
+    check.one_of("data", data, ("normal", "uniform"))
+    if checkpoints is None:
+        checkpoints = np.unique(np.geomspace(1, k_max, 40).astype(int)).tolist()
+    checkpoints = sorted({check.positive_int("checkpoints", c, maximum=k_max) for c in checkpoints})
+    if not checkpoints:
+        raise ValueError(f"checkpoints is empty; give values in 1..k_max={k_max}")
+    rng = np.random.default_rng(check.nonneg_int("seed", seed))
     a = _sample(rng, (m, k_max), data)
     b = _sample(rng, (k_max, n), data)
     ar = a if inputs == "fp32" else round_to(a, inputs, mode)
@@ -522,13 +538,11 @@ def dot_error_bound(k: float, inputs: str = "tf32", accumulate: str = "fp32", mo
     Higham and Mary 2019). Mixed-precision form after Blanchard et al. 2020. Chapter *TF32 and the precision formats*,
     section "Error that grows with K".
     """
-    if model not in ("worst", "probabilistic"):
-        raise ValueError(f"model={model!r} is not allowed; allowed: 'worst', 'probabilistic'")
-    if k < 1:
-        raise ValueError(f"k={k!r} must be >= 1")
-    if accumulate not in FLOAT_FORMATS or inputs not in FLOAT_FORMATS:
-        raise ValueError(f"inputs={inputs!r}, accumulate={accumulate!r} must be float formats: "
-                         f"{', '.join(FLOAT_FORMATS)}")
+    check.one_of("model", model, ("worst", "probabilistic"))
+    k = check.real("k", k, minimum=1.0)
+    check.one_of("inputs", inputs, FLOAT_FORMATS)
+    check.one_of("accumulate", accumulate, FLOAT_FORMATS)
+    lam = check.positive("lam", lam)
     u_acc = FORMATS[accumulate].unit_roundoff
     u_in = FORMATS[inputs].unit_roundoff if FORMATS[inputs].mantissa_bits < FORMATS[accumulate].mantissa_bits else 0.0
     rounding_inputs = 2 * u_in + u_in**2
@@ -543,8 +557,7 @@ def max_k_for_error(tol: float, inputs: str = "tf32", accumulate: str = "fp32", 
 
     Chapter *TF32 and the precision formats*, exercise "How long may a dot product be?".
     """
-    if not tol > 0:
-        raise ValueError(f"tol={tol!r} must be a positive relative error")
+    tol = check.positive("tol", tol)
     if dot_error_bound(1, inputs, accumulate, model, lam) > tol:
         return 0
     lo, hi = 1, 2
@@ -575,17 +588,17 @@ def gradient_like_values(n: int = 200_000, log10_low: float = -25.0, log10_high:
     (30 decades by default). ``"lognormal"``: log10 |g| ~ Normal(log10_mean, log10_std), the bell-shaped
     histograms gradients show in practice. Chapter *TF32 and the precision formats*, section "Dynamic range".
     """
-    if n < 1:
-        raise ValueError(f"n={n!r} must be >= 1")
-    rng = np.random.default_rng(seed)
+    n = check.positive_int("n", n)
+    check.one_of("distribution", distribution, ("loguniform", "lognormal"))
+    rng = np.random.default_rng(check.nonneg_int("seed", seed))
     if distribution == "loguniform":
+        log10_low, log10_high = check.real("log10_low", log10_low), check.real("log10_high", log10_high)
         if not log10_low < log10_high <= 38:
             raise ValueError(f"log10_low={log10_low}, log10_high={log10_high}: need low < high <= 38 "
                              "(FP32 overflows above 3.4e38)")
         exps = rng.uniform(log10_low, log10_high, n)
     elif distribution == "lognormal":
-        if not log10_std > 0:
-            raise ValueError(f"log10_std={log10_std!r} must be > 0")
+        log10_std = check.positive("log10_std", log10_std)
         exps = rng.normal(log10_mean, log10_std, n)
     else:
         raise ValueError(f"distribution={distribution!r} is not allowed; allowed: 'loguniform', 'lognormal'")
@@ -600,10 +613,9 @@ def range_census(x: Any, fmt: str) -> dict[str, float]:
     Decided from the format's thresholds, so it works for every float format; for BF16 and FP16 the unit
     tests check it against :func:`round_to`. Chapter *TF32 and the precision formats*, section "Dynamic range".
     """
+    check.one_of("fmt", fmt, FLOAT_FORMATS)
     f = get_format(fmt)
-    if not f.is_float:
-        raise ValueError(f"fmt={fmt!r} is an integer format; allowed: {', '.join(FLOAT_FORMATS)}")
-    mag = np.abs(np.asarray(x, dtype=np.float64)).reshape(-1)
+    mag = np.abs(_float32_array("x", x).astype(np.float64)).reshape(-1)
     mag = mag[(mag > 0) & np.isfinite(mag)]
     if mag.size == 0:
         raise ValueError("x holds no finite nonzero value")
@@ -626,9 +638,9 @@ def loss_scale_sweep(grads: Any, fmt: str = "fp16",
     static loss scaling does to the gradient histogram (Micikevicius et al. 2018). Chapter *TF32 and the
     precision formats*, section "Loss scaling".
     """
-    g = np.asarray(grads, dtype=np.float64)
+    g = _float32_array("grads", grads).astype(np.float64)
     rows = []
-    for k in log2_scales:
+    for k in (check.integer("log2_scales", k) for k in log2_scales):
         census = range_census(g * 2.0**k, fmt)
         rows.append({"log2_scale": int(k), "scale": 2.0**k, "zero": census["zero"],
                      "subnormal": census["subnormal"], "overflow": census["overflow"]})
@@ -639,8 +651,10 @@ def best_loss_scale(grads: Any, fmt: str = "fp16", max_log2: int = 40) -> int:
     """Largest power-of-two exponent k <= ``max_log2`` with no overflow of ``grads`` x 2^k in ``fmt``: where
     dynamic loss scaling (halve on overflow, grow otherwise) settles. Chapter *TF32 and the precision formats*.
     """
+    check.one_of("fmt", fmt, FLOAT_FORMATS)
+    max_log2 = check.integer("max_log2", max_log2)
     f = get_format(fmt)
-    g = np.abs(np.asarray(grads, dtype=np.float64))
+    g = np.abs(_float32_array("grads", grads).astype(np.float64))
     peak = float(np.max(g[np.isfinite(g)])) if g.size else 0.0
     if peak == 0:
         return max_log2
@@ -719,12 +733,11 @@ def train_digits_mlp(precision: str = "fp32", *, epochs: int = 30, hidden: int =
     """
     import torch
 
-    if precision not in _TRAIN_PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not allowed; allowed: {', '.join(_TRAIN_PRECISIONS)}")
-    if backend not in ("emulated", "native"):
-        raise ValueError(f"backend={backend!r} is not allowed; allowed: 'emulated', 'native'")
-    if epochs < 1 or hidden < 1 or batch_size < 1 or not lr > 0:
-        raise ValueError(f"epochs={epochs}, hidden={hidden}, batch_size={batch_size} must be >= 1 and lr={lr} > 0")
+    check.one_of("precision", precision, _TRAIN_PRECISIONS)
+    check.one_of("backend", backend, ("emulated", "native"))
+    epochs, hidden = check.positive_int("epochs", epochs), check.positive_int("hidden", hidden)
+    batch_size, lr = check.positive_int("batch_size", batch_size), check.positive("lr", lr)
+    seed = check.nonneg_int("seed", seed)
     dev = torch.device(device)
     if backend == "native" and dev.type != "cuda":
         raise ValueError(f"backend='native' needs a CUDA device, got device={str(dev)!r}; use backend='emulated'")
@@ -790,13 +803,21 @@ def _torch_threads(n: int | None) -> Iterator[None]:
 # 6. Throughput on a GPU, TF32 error measured against the emulation
 # -------------------------------------------------------------------------------------------------------
 
-#: Published measurements kept with their source. The PyTorch CUDA notes time a 10240^3 FP32 matmul on an
-#: A100 with TF32 on and off.
-PUBLISHED: dict[str, dict[str, Any]] = {
-    "pytorch_notes_a100": {"gpu": "A100", "n": 10240, "tf32_s": 0.016, "fp32_s": 0.11,
-                           "tf32_max_err_over_mean": 0.0022, "fp32_max_err_over_mean": 0.000039,
-                           "source": "pytorchcudanotes"},
-}
+def published_tf32(gpu: str | None = None) -> list[Any]:
+    """Published TF32 against strict FP32 measurements (``ampere/data/published/tf32.json``) as ``Record`` rows:
+    the PyTorch CUDA notes time one 10240^3 FP32 matmul on an A100 with TF32 on and off
+    (``tf32_time_s``, ``fp32_time_s``) and give each one's max error over the mean of the FP64 product.
+    Read the speedup with :func:`published_tf32_speedup`. Chapter *TF32 and the precision formats*.
+    """
+    from . import results
+
+    return results.records(benchmark="tf32", gpu=gpu, kind="published")
+
+
+def published_tf32_speedup(rec: Any) -> float:
+    """Strict-FP32 time over TF32 time of a published ``tf32`` record (chapter *TF32 and the precision formats*)."""
+    return float(rec.figure("fp32_time_s")) / float(rec.figure("tf32_time_s"))
+
 
 #: Precisions :func:`measure_throughput` times. fp32 is strict FP32 (TF32 off); int8 uses torch._int_mm.
 MATMUL_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "int8")
@@ -812,18 +833,18 @@ def peak_ratio(gpu: str, numerator: str = "tf32", denominator: str = "fp32", spa
 
 
 def _peak_for(spec: Any, precision: str) -> tuple[str, float] | None:
-    """The peak a measured precision is compared with: FP64 matmuls run on FP64 tensor cores where present."""
-    from .architecture import peak_precision_for
+    """The peak a measured precision is compared with (:func:`ampere.gemm.peak_precision_for`: FP64 matmuls
+    run on the FP64 tensor cores where present)."""
+    from . import gemm
 
-    key = peak_precision_for(spec, precision) if spec is not None else None
+    key = gemm.peak_precision_for(spec, precision) if spec is not None else None
     return (key, spec.peak_flops(key)) if key else None
 
 
 def _supported_precisions(info: Any, dev: Any, precisions: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     run, skipped = [], {}
     for p in precisions:
-        if p not in MATMUL_PRECISIONS:
-            raise ValueError(f"precision={p!r} is not measured; allowed: {', '.join(MATMUL_PRECISIONS)}")
+        check.one_of("precisions", p, MATMUL_PRECISIONS)
         if dev.type == "cuda":
             if p == "tf32" and not info.tf32:
                 skipped[p] = "TF32 tensor cores need sm80+"
@@ -857,24 +878,56 @@ def _fp64_sizes(spec: Any, dev: Any, sizes: Sequence[int]) -> list[int]:
     return [n for n in sizes if 2.0 * n**3 / peak[1] <= _FP64_MAX_CALL_S]
 
 
-def _measure_int8(n: int, dev: Any, spec: Any, warmup_s: float, min_time_s: float, max_time_s: float) -> dict[str, Any]:
+#: torch dtype and TF32 switch of every precision :func:`measure_throughput` times.
+_TORCH_DTYPES: dict[str, tuple[str, bool]] = {"fp64": ("float64", False), "fp32": ("float32", False),
+                                              "tf32": ("float32", True), "bf16": ("bfloat16", False),
+                                              "fp16": ("float16", False), "int8": ("int8", False)}
+
+
+def _measure_square(precision: str, n: int, dev: Any, spec: Any, warmup_s: float, min_time_s: float,
+                    max_time_s: float, gen: Any) -> dict[str, Any] | None:
+    """One timed n x n x n matmul of ``precision`` on ``dev`` (None when it does not fit in memory).
+
+    Random normal inputs from the CPU generator ``gen`` (int8: scaled to the int8 range and rounded, never
+    zeros: power and clocks depend on the data), preallocated output, TF32 switched explicitly; int8 runs
+    ``torch._int_mm`` into int32. Out of memory frees the inputs outside the handler and returns None.
+    """
     import torch
 
-    from . import timing
+    from . import gemm, timing
+    from . import device as _device
 
-    gen = torch.Generator().manual_seed(1)
-    # random normal data scaled to the int8 range (never zeros: power and clocks depend on the data)
-    a = (torch.randn(n, n, generator=gen) * 32).round().clamp(-127, 127).to(torch.int8).to(dev)
-    b = (torch.randn(n, n, generator=gen) * 32).round().clamp(-127, 127).to(torch.int8).to(dev)
-    c = torch.empty(n, n, dtype=torch.int32, device=dev)
-    m = timing.benchmark(lambda: torch._int_mm(a, b, out=c), label=f"matmul int8 {n}^3", device=dev,
-                         warmup_s=warmup_s, min_time_s=min_time_s, max_time_s=max_time_s,
-                         params={"precision": "int8", "n": n})
-    ops = 2.0 * n**3
-    rec: dict[str, Any] = {"precision": "int8", "n": n, "flops": ops, "tflops": m.rate(ops) / 1e12,
-                           "tflops_best": m.rate(ops, "min") / 1e12, "measurement": m.to_dict()}
-    peak = _peak_for(spec, "int8")
+    dtype_name, tf32 = _TORCH_DTYPES[precision]
+    oom = (torch.cuda.OutOfMemoryError, MemoryError)  # the CPU path (and the tests) raise MemoryError
+    out_of_memory = False
+    try:
+        if precision == "int8":
+            a = (torch.randn(n, n, generator=gen) * 32).round().clamp(-127, 127).to(torch.int8).to(dev)
+            b = (torch.randn(n, n, generator=gen) * 32).round().clamp(-127, 127).to(torch.int8).to(dev)
+            c = torch.empty(n, n, dtype=torch.int32, device=dev)
+            op = lambda: torch._int_mm(a, b, out=c)  # noqa: E731
+        else:
+            dtype = getattr(torch, dtype_name)
+            a = torch.randn(n, n, generator=gen, dtype=torch.float32).to(dev, dtype)
+            b = torch.randn(n, n, generator=gen, dtype=torch.float32).to(dev, dtype)
+            c = torch.empty(n, n, device=dev, dtype=dtype)
+            op = lambda: torch.matmul(a, b, out=c)  # noqa: E731
+        with _device.tf32_enabled(tf32):
+            m = timing.benchmark(op, label=f"matmul {precision} {n}^3", device=dev, warmup_s=warmup_s,
+                                 min_time_s=min_time_s, max_time_s=max_time_s, params={"precision": precision, "n": n})
+    except oom:
+        out_of_memory = True
+    if out_of_memory:  # freed outside the handler, whose traceback would keep the tensors alive
+        a = b = c = op = None
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+        return None
+    flops = gemm.matmul_flops(n, n, n)
+    rec: dict[str, Any] = {"precision": precision, "n": n, "flops": flops, "tflops": m.rate(flops) / 1e12,
+                           "tflops_best": m.rate(flops, "min") / 1e12, "measurement": m.to_dict()}
+    peak = _peak_for(spec, precision)
     if peak:
+        rec["peak_precision"] = peak[0]
         rec["peak_tflops"] = peak[1] / 1e12
         rec["pct_of_peak"] = 100 * rec["tflops"] / rec["peak_tflops"]
     return rec
@@ -882,51 +935,45 @@ def _measure_int8(n: int, dev: Any, spec: Any, warmup_s: float, min_time_s: floa
 
 def measure_throughput(sizes: Sequence[int] = (2048, 4096, 8192), precisions: Sequence[str] = MATMUL_PRECISIONS,
                        device: Any = None, warmup_s: float = 1.0, min_time_s: float = 0.2, max_time_s: float = 5.0,
-                       progress: Callable[[dict[str, Any]], None] | None = None
+                       progress: Callable[[dict[str, Any]], None] | None = None, info: Any = None
                        ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Time n x n x n matmuls per precision; returns (records, skipped precisions with the reason).
 
-    Floating-point precisions go through the Architecture chapter's :func:`ampere.architecture.matmul_sweep`
-    (random normal inputs, preallocated outputs, TF32 switched explicitly, warm-up by time, CUDA events);
-    int8 uses ``torch._int_mm`` with the same harness. Each record holds TFLOP/s (TOP/s for int8) from the
-    median and, on a catalogued GPU, % of the dense peak; FP64 is compared with the FP64 tensor-core peak
-    where the GPU has one (cuBLAS DGEMM runs there). Chapter *TF32 and the precision formats*, section
-    "Measured on a GPU".
+    Random normal inputs, preallocated outputs, TF32 switched explicitly, warm-up by time (``warmup_s`` for
+    the first size of each precision, a tenth after), CUDA events; int8 uses ``torch._int_mm``. Each record
+    holds TFLOP/s (TOP/s for int8) from the median and, on a catalogued GPU, % of the dense peak; FP64 is
+    compared with the FP64 tensor-core peak where the GPU has one (cuBLAS DGEMM runs there). Out of memory
+    at one size skips the larger sizes of that precision, with the reason. Chapter *TF32 and the precision
+    formats*, section "Measured on a GPU".
     """
     import torch
 
-    from . import architecture
     from . import device as _device
 
-    info = _device.probe()
+    sizes = [check.positive_int("sizes", n) for n in sizes]
+    for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
+        check.nonneg(name, v)
+    info = info or _device.probe()
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     run, skipped = _supported_precisions(info, dev, precisions)
     spec = info.spec if dev.type == "cuda" else None
-    sizes = [int(n) for n in sizes]
     records: list[dict[str, Any]] = []
-    if "fp64" in run:
-        fp64_sizes = _fp64_sizes(spec, dev, sizes)
-        if len(fp64_sizes) < len(sizes):
-            which = f"sizes above {max(fp64_sizes)}" if fp64_sizes else "every size"
-            skipped["fp64"] = (f"{which} skipped: at this GPU's FP64 rate one call would take longer than "
-                               f"{_FP64_MAX_CALL_S} s")
-        if fp64_sizes:
-            records += architecture.matmul_sweep(fp64_sizes, ["fp64"], device=dev, warmup_s=warmup_s,
-                                                 min_time_s=min_time_s, max_time_s=max_time_s, progress=progress)
-    floats = [p for p in run if p not in ("int8", "fp64")]
-    if floats:
-        records += architecture.matmul_sweep(sizes, floats, device=dev, warmup_s=warmup_s, min_time_s=min_time_s,
-                                             max_time_s=max_time_s, progress=progress)
-    if "int8" in run:
-        for i, n in enumerate(sizes):
-            rec = _measure_int8(int(n), dev, spec, warmup_s if i == 0 else warmup_s / 10, min_time_s, max_time_s)
-            if "pct_of_peak" in rec:
-                rec["peak_precision"] = "int8"
+    gen = torch.Generator().manual_seed(0)
+    for p in run:
+        todo = _fp64_sizes(spec, dev, sizes) if p == "fp64" else sizes
+        if len(todo) < len(sizes):
+            which = f"sizes above {max(todo)}" if todo else "every size"
+            skipped[p] = (f"{which} skipped: at this GPU's FP64 rate one call would take longer than "
+                          f"{_FP64_MAX_CALL_S} s")
+        for i, n in enumerate(todo):
+            rec = _measure_square(p, n, dev, spec, warmup_s if i == 0 else warmup_s / 10, min_time_s, max_time_s, gen)
+            if rec is None:
+                skipped[p] = f"out of memory at {n}^3 on {dev}: larger sizes skipped"
+                break
+            rec["kind"] = "throughput"
             records.append(rec)
             if progress:
                 progress(rec)
-    for rec in records:
-        rec["kind"] = "throughput"
     return records, skipped
 
 
@@ -982,9 +1029,9 @@ def compare_tf32_with_emulation(device: Any = None, ks: Sequence[int] = (256, 10
 
     from . import device as _device
 
-    for label, v in (("m", m), ("n", n), *(("ks", k) for k in ks)):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{label}={v!r}: must be a positive integer")
+    m, n = check.positive_int("m", m), check.positive_int("n", n)
+    ks = [check.positive_int("ks", k) for k in ks]
+    seed = check.nonneg_int("seed", seed)
     info = _device.probe()
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     active = dev.type == "cuda" and info.tf32
@@ -1027,8 +1074,8 @@ def tf32_conversion_probe(device: Any = None, size: int = 512, seed: int = 0) ->
 
     from . import device as _device
 
-    if size < 16:
-        raise ValueError(f"size={size!r} must be >= 16")
+    size = check.integer("size", size, minimum=16)
+    seed = check.nonneg_int("seed", seed)
     info = _device.probe()
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     rng = np.random.default_rng(seed)
@@ -1109,7 +1156,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         if n < 24 or n % 8:
             p.error(f"--sizes {n}: sizes must be multiples of 8 and >= 24 (torch._int_mm on CUDA needs more than "
                     "16 rows and dimensions divisible by 8)")
-    info = _device.probe()
+    info = benchcli.probe(args)
     dev = _device.torch_device(info)
     gpu = dev.type == "cuda"
     if args.sizes:
@@ -1138,7 +1185,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     records, skipped = measure_throughput(sizes, args.precisions, device=dev, warmup_s=warmup,
                                           min_time_s=0.2 if gpu else 0.01,
                                           max_time_s=(2.0 if args.quick else 5.0) if gpu else 0.5,
-                                          progress=show)
+                                          progress=show, info=info)
     if gpu:
         torch.cuda.empty_cache()
     records += compare_tf32_with_emulation(dev, ks=ks, m=512 if gpu else 64, n=512 if gpu else 64)

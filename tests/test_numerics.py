@@ -60,7 +60,7 @@ def test_format_table_and_render():
     assert "FP8 E4M3" in text and "448" in text and "65500" not in text
     assert "65504" in N.render_table(N.format_table(["fp16"]), ["format", "max"], {"max": ".6g"})
     assert N.render_table([]) == "(no rows)"
-    with pytest.raises(ValueError, match="fmt='fp12'"):
+    with pytest.raises(ValueError, match="fmt must be one of .*got 'fp12'"):
         N.format_table(["fp12"])
 
 
@@ -189,12 +189,29 @@ def test_bf16_truncate_zeroes_sixteen_bits():
 
 
 def test_round_to_rejects_unknown_format_and_mode():
-    with pytest.raises(ValueError, match="fmt='fp8'.*allowed: tf32, bf16, fp16"):
+    with pytest.raises(ValueError, match="fmt must be one of 'tf32', 'bf16', 'fp16'; got 'fp8'"):
         N.round_to(1.0, "fp8")
-    with pytest.raises(ValueError, match="mode='truncate' is not defined for fmt='fp16'"):
+    with pytest.raises(ValueError, match="got 'truncate' .*defined for fmt='fp16'"):
         N.round_to(1.0, "fp16", "truncate")
-    with pytest.raises(ValueError, match="mode='stochastic'"):
+    with pytest.raises(ValueError, match="mode must be one of .*got 'stochastic'"):
         N.round_to(1.0, "tf32", "stochastic")
+
+
+def test_round_to_refuses_what_is_not_numbers():
+    for bad in (None, "1.5", b"1.5", True, ["1.5"], [None, 1.0], np.array(["a"])):
+        with pytest.raises(TypeError, match="x must"):
+            N.round_to(bad, "bf16")
+    with pytest.raises(TypeError, match="fmt"):
+        N.round_to(1.0, None)
+    assert N.round_to(np.int64(3), "bf16").item() == 3.0  # numpy numbers are numbers
+    assert N.round_to(torch.tensor([1.0]), "tf32").tolist() == [1.0]
+    with pytest.raises(TypeError, match="grads"):
+        N.best_loss_scale("1e-3")
+    with pytest.raises(TypeError, match="k"):
+        N.dot_error_bound("4")
+    with pytest.raises(TypeError, match="ks"):
+        N.error_vs_k(ks=(4.0,))
+    assert N.error_vs_k(ks=(np.int64(4),), m=np.int32(4), n=4, trials=1).ks == [4]
 
 
 def test_round_tensor_equals_round_to():
@@ -224,9 +241,9 @@ def test_emulated_matmul_rounds_inputs_and_accumulates_in_fp32():
     assert N.emulated_matmul(a, b, "fp64").dtype == np.float64
     with pytest.raises(ValueError, match="shapes"):
         N.emulated_matmul(a, a, "fp32")
-    with pytest.raises(ValueError, match="fmt='int8'"):
+    with pytest.raises(ValueError, match="fmt must be one of .*got 'int8'"):
         N.emulated_matmul(a, b, "int8")
-    with pytest.raises(ValueError, match="accumulate='fp64'"):
+    with pytest.raises(ValueError, match="accumulate must be one of .*got 'fp64'"):
         N.emulated_matmul(a, b, "fp16", accumulate="fp64")
 
 
@@ -255,7 +272,7 @@ def test_error_vs_k_orders_the_formats():
         assert 0.2 * 2**-11 < sweep.at("tf32", k) < 2**-11  # input rounding sets the level: about u
     with pytest.raises(ValueError, match="cases"):
         N.error_vs_k(cases=("fp8",))
-    with pytest.raises(ValueError, match="data='lognormal'"):
+    with pytest.raises(ValueError, match="data must be one of .*got 'lognormal'"):
         N.error_vs_k(ks=(4,), data="lognormal")
 
 
@@ -283,9 +300,9 @@ def test_bounds_and_max_k():
     for tol, inputs, acc, model in [(0.01, "fp16", "fp16", "probabilistic"), (2e-3, "tf32", "fp32", "worst")]:
         k = N.max_k_for_error(tol, inputs, acc, model)
         assert N.dot_error_bound(k, inputs, acc, model) <= tol < N.dot_error_bound(k + 1, inputs, acc, model)
-    with pytest.raises(ValueError, match="model='typical'"):
+    with pytest.raises(ValueError, match="model must be one of .*got 'typical'"):
         N.dot_error_bound(4, model="typical")
-    with pytest.raises(ValueError, match="tol=0"):
+    with pytest.raises(ValueError, match="tol must be > 0, got 0"):
         N.max_k_for_error(0)
 
 
@@ -317,9 +334,9 @@ def test_gradient_like_values_and_census_of_thirty_decades():
     assert fp16["zero"] > 0.5 and fp16["overflow"] > 0  # below 3e-8 flushes; above 65520 overflows
     assert bf16["zero"] == 0 and bf16["overflow"] == 0 and bf16["normal"] == 1.0
     assert N.range_census(g, "tf32") == N.range_census(g, "fp32")
-    with pytest.raises(ValueError, match="integer format"):
+    with pytest.raises(ValueError, match="fmt must be one of .*fp8_e5m2'; got 'int8'"):
         N.range_census(g, "int8")
-    with pytest.raises(ValueError, match="distribution='gaussian'"):
+    with pytest.raises(ValueError, match="distribution must be one of .*got 'gaussian'"):
         N.gradient_like_values(10, distribution="gaussian")
 
 
@@ -350,7 +367,7 @@ def test_training_runs_are_seeded_and_precisions_agree():
     assert runs["tf32"].epoch_losses != runs["fp32"].epoch_losses  # the rounding is really applied
     again = N.train_digits_mlp("fp32", epochs=6)
     assert again.epoch_losses == runs["fp32"].epoch_losses
-    with pytest.raises(ValueError, match="precision='int8'"):
+    with pytest.raises(ValueError, match="precision must be one of .*got 'int8'"):
         N.train_digits_mlp("int8")
     with pytest.raises(ValueError, match="backend='native' needs a CUDA device"):
         N.train_digits_mlp("tf32", backend="native", device="cpu")
@@ -378,7 +395,10 @@ def test_peak_ratios_from_specs():
     assert N.peak_ratio("A100-SXM4-80GB", "tf32", "fp32", sparse=True) == pytest.approx(16.0)
     assert N.peak_ratio("A100-SXM4-80GB", "tf32", "fp16") == pytest.approx(0.5)
     assert N.peak_ratio("RTX-A6000") == pytest.approx(2.0)
-    assert N.PUBLISHED["pytorch_notes_a100"]["fp32_s"] / N.PUBLISHED["pytorch_notes_a100"]["tf32_s"] > 6
+    (notes,) = N.published_tf32()
+    assert notes.source == "pytorchcudanotes" and notes.params["k"] == 10240
+    assert 6 < N.published_tf32_speedup(notes) < N.peak_ratio(notes.gpu)  # "~7x", below the 8x peak ratio
+    assert notes.figures["tf32_max_error_over_mean_ratio"] > 10 * notes.figures["fp32_max_error_over_mean_ratio"]
 
 
 def test_measure_throughput_on_cpu():
@@ -388,7 +408,7 @@ def test_measure_throughput_on_cpu():
     assert {r["precision"] for r in rows} == {"fp64", "fp32", "bf16", "fp16", "int8"}
     assert all(r["tflops"] > 0 and r["pct_of_peak"] is None for r in rows)
     assert N.tf32_speedups(records) == {}
-    with pytest.raises(ValueError, match="precision='fp8'"):
+    with pytest.raises(ValueError, match="precisions must be one of .*got 'fp8'"):
         N.measure_throughput([16], precisions=["fp8"], device="cpu")
 
 
@@ -410,9 +430,9 @@ def test_compare_and_probe_on_cpu():
     probe = N.tf32_conversion_probe("cpu", size=32)
     assert probe["derived"]["match"]["unchanged"] == 1.0
     assert probe["derived"]["match_on_ties"]["nearest"] == 0.0
-    with pytest.raises(ValueError, match="size=8"):
+    with pytest.raises(ValueError, match="size must be an integer >= 16, got 8"):
         N.tf32_conversion_probe("cpu", size=8)
-    with pytest.raises(ValueError, match="ks=0"):
+    with pytest.raises(ValueError, match="ks must be an integer >= 1, got 0"):
         N.compare_tf32_with_emulation("cpu", ks=[0], m=16, n=16)
 
 
@@ -434,6 +454,17 @@ def test_bench_main_on_cpu_writes_a_valid_result(tmp_path, capsys):
         N.bench_main(["--sizes", "20"])
     with pytest.raises(SystemExit):  # torch._int_mm on CUDA needs more than 16 rows
         N.bench_main(["--sizes", "16"])
+
+
+def test_bench_runs_its_whole_code_path_with_device_cpu_quick(capsys):
+    import time
+
+    t0 = time.perf_counter()
+    assert N.bench_main(["--device", "cpu", "--quick", "--no-save"]) == 0
+    assert time.perf_counter() - t0 < 60
+    out = capsys.readouterr().out
+    assert out.startswith("  fp64") and "TF32 benchmark on CPU" in out and "conversion probe" in out
+    assert "skipped tf32: TF32 is a tensor-core mode" in out and "written to" not in out
 
 
 def test_fp64_sizes_are_capped_on_gpus_with_slow_fp64():

@@ -72,10 +72,24 @@ def test_width_not_multiple_of_4_is_rejected(fn):
 def test_prune_rejects_nan_and_bad_nm():
     with pytest.raises(ValueError, match="NaN"):
         sp.prune_2to4(np.array([[np.nan, 1, 2, 3]], dtype=np.float32))
-    with pytest.raises(ValueError, match="0 < n < m"):
+    with pytest.raises(ValueError, match="n must be an integer <= 3"):
         sp.prune_nm(np.ones((1, 4)), 4, 4)
-    with pytest.raises(ValueError, match="numpy array or a torch tensor"):
+    with pytest.raises(TypeError, match="numpy array or a torch tensor"):
         sp.prune_2to4("weights")
+    assert sp.is_nm(np.ones((1, 4)), np.int64(2), np.int32(4)) is False  # numpy integers accepted
+    with pytest.raises(TypeError, match="n must be an integer"):
+        sp.prune_nm(np.ones((1, 4)), 2.0, 4)
+
+
+def test_unsupported_dtypes_are_named_not_numpy_internals():
+    for bad in (np.array([["a", "b", "c", "d"]]), np.array([[1 + 1j, 0, 0, 0]]), np.array([[None] * 4], dtype=object)):
+        with pytest.raises(TypeError, match=r"w has dtype .*allowed: float16, bfloat16 \(torch\)"):
+            sp.prune_2to4(bad)
+    if hasattr(torch, "float8_e4m3fn"):
+        with pytest.raises(TypeError, match="w has dtype torch float8_e4m3fn.*allowed"):
+            sp.prune_2to4(torch.zeros(2, 4).to(torch.float8_e4m3fn))
+    with pytest.raises(TypeError, match="values has dtype"):
+        sp.decompress_2to4(np.array([["a", "b"]]), np.zeros((1, 1), np.uint16), 4)
 
 
 def test_one_to_two_pattern():
@@ -160,6 +174,15 @@ def test_decompress_rejects_bad_metadata_and_shapes():
         sp.decompress_2to4(values, meta, 6)
     with pytest.raises(ValueError, match="words per row"):
         sp.decompress_2to4(values, np.zeros((1, 2), dtype=np.uint16), 4)
+    # a wrong (but plausible) width is an error about the width, not about a padding nibble
+    wide_values, wide_meta = sp.compress_2to4(sp.prune_2to4(np.arange(1, 17, dtype=np.float32).reshape(1, 16)))
+    with pytest.raises(ValueError, match=r"cols=12 does not match the compressed values: they are 8 wide"):
+        sp.decompress_2to4(wide_values, wide_meta, 12)
+    assert sp.decompress_2to4(wide_values, wide_meta, np.int64(16)).shape == (1, 16)
+    with pytest.raises(TypeError, match="cols"):
+        sp.decompress_2to4(wide_values, wide_meta, 16.0)
+    with pytest.raises(ValueError, match="metadata shape"):
+        sp.decompress_2to4(wide_values, np.zeros((2, 1), np.uint16), 16)
 
 
 def test_storage_ratios_from_the_real_arrays():
@@ -171,7 +194,7 @@ def test_storage_ratios_from_the_real_arrays():
     assert {p: sp.hardware_storage_ratio(p) for p in sp.HARDWARE_FORMATS} == {
         "fp16": Fraction(9, 16), "bf16": Fraction(9, 16), "int8": Fraction(10, 16), "tf32": Fraction(9, 16)}
     assert sp.metadata_overhead("fp16") == Fraction(1, 8) and sp.metadata_overhead("int8") == Fraction(1, 4)
-    with pytest.raises(ValueError, match="allowed"):
+    with pytest.raises(ValueError, match="precision must be one of"):
         sp.hardware_storage_ratio("fp64")
 
 
@@ -311,19 +334,31 @@ def test_asp_experiment_small():
 
 
 def test_asp_config_validation():
-    with pytest.raises(ValueError, match="multiples of 4"):
+    with pytest.raises(ValueError, match="multiple of 4"):
         sp.ASPConfig(hidden=(30,))
+    assert sp.ASPConfig(hidden=(np.int64(8),), epochs=np.int32(2)).hidden == (8,)
+    with pytest.raises(TypeError, match="lr"):
+        sp.ASPConfig(lr="0.01")
     with pytest.raises(ValueError, match="epochs"):
         sp.ASPConfig(epochs=0)
     with pytest.raises(ValueError, match="test_fraction"):
         sp.ASPConfig(test_fraction=1.5)
 
 
-def test_published_tables_carry_sources():
-    keys = {r["source"] for r in (*sp.PUBLISHED_ACCURACY, *sp.PUBLISHED_SPEEDUPS)}
-    assert keys == {"pytorch2023semistructured"}
-    one_linear = sp.PUBLISHED_SPEEDUPS[0]
-    assert round(one_linear["dense_ms"] / one_linear["sparse_ms"], 2) == 1.38
+def test_published_results_come_from_the_data_folder():
+    acc = sp.published_accuracy()
+    assert all(isinstance(r, sp.AccuracyResult) and r.source and r.where for r in acc)
+    bert_large = next(r for r in acc if r.network == "BERT-Large")
+    assert "reprinted" in bert_large.reported_by  # NVIDIA's table, not a PyTorch run
+    own = [r for r in acc if r.network.startswith("BERT-base")]
+    assert {r.metric for r in own} == {"F1", "Exact match"} and all("own run" in r.reported_by for r in own)
+    assert all(r.pruned_no_retraining < r.sparse for r in own)  # retraining recovers the loss
+    speed = sp.published_speedups()
+    assert len(speed) >= 10 and all(r.benchmark == "sparsity" and r.kind == "published" for r in speed)
+    one_linear = next(r for r in speed if r.params.get("backend") == "cutlass")
+    assert round(sp.published_speedup(one_linear), 2) == 1.38
+    assert all(0.5 < sp.published_speedup(r) < 2.0 for r in speed)  # below the 2x math peak, every one
+    assert sp.published_speedups("A100-SXM4-80GB") == [r for r in speed if r.gpu == "A100-SXM4-80GB"]
 
 
 # --- the GPU path, exercised on the CPU -------------------------------------------------------------------------
@@ -396,10 +431,21 @@ def test_linear_sweep_a_failing_backend_is_noted_not_raised(monkeypatch):
     assert any(n.startswith("reference failed at 8x32->16") and "not supported on this shape" in n for n in notes)
 
 
-def test_bench_main_and_short_run_on_cpu(monkeypatch, tmp_path, capsys):
+def test_bench_runs_its_whole_code_path_on_the_cpu(monkeypatch, tmp_path, capsys):
+    import json
+    import time
+
+    t0 = time.perf_counter()
+    assert sp.bench_main(["--device", "cpu", "--quick", "--out", str(tmp_path / "s.json")]) == 0
+    assert time.perf_counter() - t0 < 60
+    out = capsys.readouterr().out
+    assert "no CUDA GPU" in out and "written to" in out
+    res = json.loads((tmp_path / "s.json").read_text())
+    assert res["device"]["backend"] == "cpu" and res["notes"][0].startswith("CPU code path")
+    kinds = [r["kind"] for r in res["records"]]
+    assert kinds.count("sparse") == len(sp.CPU_SHAPES) and "unstructured" in kinds
+    assert all(r["derived"]["numerics_ok"] for r in res["records"] if r["kind"] == "sparse")
     monkeypatch.setenv("AMPERE_DEVICE", "cpu")
-    assert sp.bench_main(["--out", str(tmp_path)]) == 0
-    assert "nothing to measure" in capsys.readouterr().out
     res = sp.short_run()
     assert results.validate(res) and res["records"] == [] and res["benchmark"] == "sparsity"
     assert "no CUDA GPU" in res["notes"][0]
@@ -440,3 +486,42 @@ def test_sweep_table_and_verdict_for_a_recorded_a100_result():
     assert 1.7 < table["32x4096->4096"]["model_bound"] < 16 / 9
     (line,) = sp.verdict(result)
     assert "below the 1.2x target" in line and "% of the sparse peak" in line and "is the limit" in line
+
+
+# --- which backend, from the device probe ------------------------------------------------------------------
+
+def _gpu(name, cc, backends):
+    from ampere import device
+
+    return device.DeviceInfo("cuda", name, compute_capability=cc, sparse_2to4_backends=backends,
+                             sparse_2to4=bool(backends))
+
+
+@pytest.mark.parametrize("name, cc, backends, expected", [
+    ("NVIDIA A100-SXM4-80GB", (8, 0), ("cutlass", "cusparselt"), ["cusparselt", "cutlass"]),
+    ("NVIDIA A100-SXM4-80GB", (8, 0), ("cutlass",), ["cutlass"]),
+    ("NVIDIA H100 80GB HBM3", (9, 0), ("cusparselt",), ["cusparselt"]),  # Hopper: no CUTLASS 2:4 kernels
+    ("NVIDIA H200", (9, 0), (), []),  # a torch without cuSPARSELt: nothing to try on sm90
+    ("Tesla T4", (7, 5), (), []),
+])
+def test_probe_backend_tries_only_what_the_device_probe_allows(monkeypatch, name, cc, backends, expected):
+    tried = []
+
+    def fake_try(backend, dev, dtype):
+        tried.append(backend)
+        return True, "fake product matches"
+
+    monkeypatch.setattr(sp, "_try_backend", fake_try)
+    found = sp.probe_backend(_gpu(name, cc, backends))
+    assert tried == expected
+    assert found.works == bool(expected) and found.backend == (expected[0] if expected else None)
+    if not expected:
+        assert ("sparse tensor cores" if cc < (8, 0) else "no 2:4 backend") in found.reason
+
+
+def test_probe_backend_falls_back_when_the_first_backend_fails(monkeypatch):
+    monkeypatch.setattr(sp, "_try_backend", lambda b, dev, dt: (b == "cutlass", f"{b} tried"))
+    found = sp.probe_backend(_gpu("NVIDIA A100-SXM4-80GB", (8, 0), ("cutlass", "cusparselt")))
+    assert found.backend == "cutlass" and found.working == ["cutlass"] and len(found.tried) == 2
+    with pytest.raises(ValueError, match="dtype"):
+        sp.probe_backend(_gpu("NVIDIA A100-SXM4-80GB", (8, 0), ("cutlass",)), dtype="float8")
