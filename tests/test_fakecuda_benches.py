@@ -113,3 +113,24 @@ def test_sparsity_tries_cutlass_on_an_a100(fake_cuda):  # noqa: F811
     assert info.sparse_2to4_backends == ("cutlass",)
     found = sparsity.probe_backend(info)
     assert "cutlass" in found.summary()  # tried (the fake's meta tensors cannot run it: that is a real GPU's job)
+
+
+def test_mig_bench_on_a_whole_a100(fake_cuda, monkeypatch):  # noqa: F811
+    from ampere import mig
+
+    fake = fake_cuda("A100-SXM4-40GB")
+    fake.script_ms([2.0])
+    got = []
+    monkeypatch.setattr(benchcli, "finish_bench", lambda result, args, summary: got.append(result) or 0)
+    assert mig.bench_main(["--quick", "--no-save"]) == 0
+    result = got[0]
+    assert result["device"]["backend"] == "cuda" and result["device"]["mig_capable"]
+    by = {r["params"].get("kernel"): r for r in result["records"] if "kernel" in r["params"]}
+    mm, cp = by["matmul"], by["copy"]
+    # the copy runs cold on every call (L2 flushed per call), the matmul warm
+    assert cp["measurement"]["l2_flushed"] and cp["measurement"]["calls_per_sample"] == 1
+    assert cp["measurement"]["median_s"] == pytest.approx(2e-3)
+    assert not mm["measurement"]["l2_flushed"]
+    n = mm["params"]["n"]
+    assert mm["derived"]["flops_per_s"] == pytest.approx(2 * n**3 / mm["measurement"]["median_s"])
+    assert fake.nvml.init_calls >= 1
