@@ -53,7 +53,7 @@ __all__ = [
     "summary_rows", "model_rows", "recorded_rows", "draw_comparison", "draw_model", "draw_recorded",
     "comparison_figure", "model_figure", "recorded_figure", "mig_scale", "render_html", "write_text_atomic",
     "check_output_folder", "run", "main", "Progress", "variation_rows", "gap_cost", "REFERENCE_GPUS",
-    "Reference", "reference_table", "reference_rows", "figure_unit",
+    "Reference", "reference_table", "reference_rows", "figure_unit", "published_figures",
 ]
 
 #: A figure more than this fraction below the recorded reference of the same GPU is flagged.
@@ -241,6 +241,49 @@ def recorded_figures(results_list: Iterable[dict[str, Any]]) -> list[dict[str, A
             fig.update({"gpu": _gpu_id(res["device"]), "provenance": provenance(res),
                         "created_utc": res["created_utc"], "file": res.get("_file")})
             out.append(fig)
+    return out
+
+
+#: published STREAM-type kernels whose bytes are counted as the HBM probe counts them (every load and store)
+_STREAM_KERNELS = ("read", "write", "scale", "triad")
+
+
+def published_figures(gpus: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Published measurements of the quantities the report measures, as reference figures.
+
+    Same form as :func:`recorded_figures` (``key``, ``value``, ``gpu``, ``provenance``), so that
+    :func:`compare` takes them as references beside the recorded results: square fixed-shape matmuls
+    (``matmul/<precision>/n<n>``), STREAM-type DRAM kernels (``hbm/<kernel>``) and 8-GPU all-reduce bus
+    bandwidth at 256 MiB and above (``allreduce/n8/<bytes>``). Chapter: *The reference check*.
+    """
+    from . import results
+    from .views import source_text
+
+    out = []
+    for rec in results.records(kind="published"):
+        if gpus is not None and rec.gpu not in gpus:
+            continue
+        label = "published: " + source_text(rec)
+        p = rec.params
+        if rec.benchmark == "matmul" and p.get("method") == "fixed" and p.get("data", "randn") == "randn":
+            m, n, k = p.get("m"), p.get("n"), p.get("k")
+            fig = f"{p.get('precision')}_tflop_per_s"
+            if m and m == n == k and fig in rec.figures:
+                out.append({"key": f"matmul/{p['precision']}/n{m}", "value": float(rec.figures[fig]),
+                            "gpu": rec.gpu, "provenance": label, "created_utc": rec.date})
+        elif rec.benchmark == "stream":
+            for kernel in _STREAM_KERNELS:
+                fig = f"{kernel}_gb_per_s"
+                if fig in rec.figures:
+                    out.append({"key": f"hbm/{kernel}", "value": float(rec.figures[fig]), "gpu": rec.gpu,
+                                "provenance": label, "created_utc": rec.date})
+        elif rec.benchmark == "all-reduce" and p.get("gpus", p.get("world_size")) == 8:
+            size = p.get("size_bytes")
+            fig = next((f for f in rec.figures if f.startswith("busbw")), None)
+            if fig and isinstance(size, int) and size >= _ALLREDUCE_BYTES:
+                unit, factor = figure_unit(fig)
+                out.append({"key": f"allreduce/n8/{_ALLREDUCE_BYTES}", "value": float(rec.figures[fig]) * factor,
+                            "gpu": rec.gpu, "provenance": label, "created_utc": rec.date})
     return out
 
 
@@ -1163,7 +1206,8 @@ def run(out: str | os.PathLike[str], only: Sequence[str] | None = None, skip: Se
         images: bool = True, record: str | os.PathLike[str] | None = None) -> ReportOutcome:
     """Probe, measure what is supported, compare, and write ``report.json`` and ``report.html`` in ``out``.
 
-    ``references`` defaults to the results bundled in ``ampere/data``. ``info`` defaults to
+    ``references`` defaults to the results bundled in ``ampere/data``; the published measurements of the
+    same GPU (:func:`published_figures`) are references too. ``info`` defaults to
     ``ampere.device.probe()``. ``record``: a folder (e.g. ``ampere/data``) where the JSON is also saved
     under its recorded-result name (``report-<gpu>-<date>.json``), for contributing it. Raises
     ``ValueError`` for an unwritable folder or unknown probe names before measuring anything. A probe that
@@ -1217,7 +1261,8 @@ def run(out: str | os.PathLike[str], only: Sequence[str] | None = None, skip: Se
     device_dict = info.to_dict()
     gpu = _gpu_id(device_dict) if info.is_gpu else None
     rec_figs = recorded_figures(references)
-    comparisons = compare(figures, gpu, rec_figs) if gpu else []
+    ref_figs = rec_figs + (published_figures([gpu]) if gpu else [])
+    comparisons = compare(figures, gpu, ref_figs) if gpu else []
     config_rows = config_differences(device_dict, references) if gpu else []
     records = []
     for fig, comp in zip(figures, comparisons):
