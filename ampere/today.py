@@ -1083,8 +1083,8 @@ def _training_run_checks() -> tuple[TrainingRunCheck, ...]:
     for rec in results.records(benchmark="training-run", kind="published"):
         f, p = rec.figures, rec.params
         assumptions = []
-        if "gpus_count" in f:
-            gpus = int(f["gpus_count"])
+        if "gpus" in p:
+            gpus = int(p["gpus"])
         else:
             gpus = ASSUMED_GPUS
             assumptions.append(f"{gpus} GPUs assumed (not published)")
