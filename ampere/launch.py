@@ -99,9 +99,12 @@ def _worker(rank: int, world_size: int, backend: str, init_file: str, timeout_s:
         queue.put((rank, "error", traceback.format_exc()))
 
 
+_AT_TIMEOUT = "at the process-group timeout"
+
+
 def _in_collective(tb: str) -> bool:
     """Did this rank fail inside torch.distributed (waiting for the others), rather than first-hand?"""
-    return "distributed_c10d" in tb
+    return "distributed_c10d" in tb or _AT_TIMEOUT in tb
 
 
 def _stop(procs: list[Any], grace_s: float) -> list[int]:
@@ -204,8 +207,14 @@ def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend:
                         pass
                     dead = [r for r in silent() if not procs[r].is_alive()]
                     if dead:
-                        errors.update({r: f"process exited with code {procs[r].exitcode} without a result"
-                                       for r in dead})
+                        # NCCL's watchdog ends a rank whose collective timed out (no Python traceback): a
+                        # rank dying at the process-group timeout was waiting, not the cause
+                        into = time.monotonic() - (run_deadline - timeout_s) if run_deadline is not None else 0.0
+                        waited = run_deadline is not None and into >= 0.9 * timeout_s
+                        errors.update({r: f"process exited with code {procs[r].exitcode} without a result, "
+                                          f"{into:.1f} s into the run"
+                                          + (f" ({_AT_TIMEOUT}: NCCL's watchdog ends a rank whose collective "
+                                             "timed out)" if waited else "") for r in dead})
                         break
                     continue
                 now = time.monotonic()
@@ -219,14 +228,24 @@ def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend:
                     # arrive, so that the rank it waited for is the one named
                     end = now + _DRAIN_S
                     while not errors and time.monotonic() < end:
-                        if not take():
-                            time.sleep(0.02)
+                        if take():
+                            continue
+                        for r in silent():
+                            if not procs[r].is_alive() and not take():
+                                errors[r] = (f"process exited with code {procs[r].exitcode} without a result, "
+                                             f"{timeout_s:g} s into the run ({_AT_TIMEOUT}: NCCL's watchdog "
+                                             "ends a rank whose collective timed out)")
+                        time.sleep(0.02)
                     if not errors:
                         verdict = (f"spawn: ranks {silent()} of {world_size} hung: no result and no error within "
                                    f"timeout_s={timeout_s:g} s after start-up (backend {backend})")
                     break
                 time.sleep(0.01)
         finally:
+            if verdict is None and not errors and len(results) == world_size:
+                end = time.monotonic() + 5.0  # every rank reported: let them exit on their own first
+                for p in procs:
+                    p.join(timeout=max(0.0, end - time.monotonic()))
             killed = _stop(procs, KILL_GRACE_S)
         ended = (f"\n(ranks {killed} ignored SIGTERM and were killed with SIGKILL after {KILL_GRACE_S:g} s)"
                  if killed else "")

@@ -46,3 +46,18 @@ def everyone_sleeps_ignoring_sigterm(ctx, folder):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(600)
     return ctx.rank
+
+
+def die_at_the_timeout_while_rank_one_hangs(ctx, folder, timeout_s):
+    """What NCCL does: rank 0's watchdog ends its process at the process-group timeout (no traceback),
+    while rank 1, the cause, never reached the collective and ignores SIGTERM."""
+    import os
+    import signal
+    import time
+
+    _note_pid(folder)
+    if ctx.rank == 1:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(600)
+    time.sleep(timeout_s)
+    os._exit(6)

@@ -114,3 +114,19 @@ def test_device_id_only_where_torch_has_it():
         "device_id": torch.device("cuda", 1)}
     assert launch._init_kwargs(types.SimpleNamespace(init_process_group=old), "nccl", 1) == {}
     assert launch._init_kwargs(types.SimpleNamespace(init_process_group=new), "gloo", 1) == {}
+
+
+@pytest.mark.slow
+def test_a_rank_ended_by_the_watchdog_is_not_blamed(tmp_path):
+    with pytest.raises(RuntimeError, match=r"rank 1 of 2 hung: never reached the collective") as err:
+        launch.spawn(launch_workers.die_at_the_timeout_while_rank_one_hangs, 2, args=(str(tmp_path), 4.0),
+                     backend="gloo", timeout_s=4)
+    assert "exited with code 6" in str(err.value) and _left_behind(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_a_rank_that_crashes_early_is_blamed(tmp_path):
+    with pytest.raises(RuntimeError, match=r"rank 0 of 2 failed(.|\n)*exited with code 6 without a result"):
+        launch.spawn(launch_workers.die_at_the_timeout_while_rank_one_hangs, 2, args=(str(tmp_path), 0.0),
+                     backend="gloo", timeout_s=20)
+    assert _left_behind(tmp_path) == []
