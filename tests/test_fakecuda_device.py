@@ -121,3 +121,23 @@ def test_the_fake_is_undone_after_each_test():
     after = (torch.cuda.is_available, torch.cuda.Event, torch.Tensor.to, torch.empty, sys.modules.get("pynvml"),
              device._NVML)
     assert all(a is b for a, b in zip(before, after))
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_mem_get_info_follows_the_fake_allocations(fake_cuda, model):  # noqa: F811
+    import gc
+
+    import torch
+
+    fake = fake_cuda(model)
+    free0, total = torch.cuda.mem_get_info(0)
+    assert free0 == total == fake.gpu(0).props.total_memory
+    x = torch.empty(1000, dtype=torch.float32, device="cuda")
+    y = torch.randn(10, 10).to("cuda:0", torch.float16)
+    assert x.device.type == "meta" and y.dtype == torch.float16
+    assert torch.cuda.mem_get_info()[0] == total - 4000 - 200
+    del x, y
+    gc.collect()
+    assert torch.cuda.mem_get_info()[0] == total and fake.peak[0] == 4200
+    with pytest.raises(torch.cuda.OutOfMemoryError, match="out of memory"):
+        torch.empty(total + 1, dtype=torch.uint8, device="cuda")
