@@ -43,7 +43,7 @@ __all__ = [
     "L2_SWEEP_CHUNK_BYTES", "ACCEPT_COPY_PCT", "ACCEPT_KNEE_TOLERANCE",
     # models
     "bandwidth_table", "hierarchy_table", "Op", "roofline_ops", "attainable_flops", "DecodeBound",
-    "decode_bound", "decode_table", "compare_gpus", "sweep_footprints", "l2_sweep_model", "Knee", "find_knee",
+    "decode_bound", "decode_table", "decode_points", "zero_points", "compare_gpus", "sweep_footprints", "l2_sweep_model", "Knee", "find_knee",
     # published data
     "ZeroFigureRow", "zero_figure1", "published_stream", "L2Sweep", "published_l2_sweeps", "published_l2_sweep",
     "validate_models",
@@ -238,27 +238,67 @@ class DecodeBound:
 def decode_bound(model: str | TransformerShape, gpu: str | specs.GPUSpec = "A100-SXM4-80GB", *,
                  weights: str = "fp16", weight_overhead_bits: float = 0.0, batch: int = 1, context: int = 0,
                  kv_cache: str = "fp16", compute_precision: str = "fp16",
-                 bytes_per_s: float | None = None) -> DecodeBound:
+                 bytes_per_s: float | None = None, gpus: int = 1) -> DecodeBound:
     """Tokens per second an LLM can at most generate: one decoding step reads every weight once.
 
     step time = max(bytes / bandwidth, FLOPs / peak) with bytes = weights + KV cache of ``batch``
     sequences of ``context`` tokens (:mod:`ampere.memory`) and FLOPs = batch x (2 x params + 4 x layers x
     context x hidden). Quantized weights are assumed dequantized to ``compute_precision`` for the math
     (the usual decoding kernels). ``bytes_per_s`` defaults to the datasheet DRAM bandwidth: the bound is
-    unreachable, real kernels reach a fraction of it. Chapter: *HBM and the memory hierarchy*, "LLM decoding".
+    unreachable, real kernels reach a fraction of it. ``gpus`` > 1 is ideal tensor parallelism: bandwidth,
+    peak and capacity add up and communication is free (a looser bound still).
+    Chapter: *HBM and the memory hierarchy*, "LLM decoding".
     """
     m = _shape(model)
     s = specs.get(gpu)
     b = check.positive_int("batch", batch)
     ctx = check.nonneg_int("context", context)
+    n = check.positive_int("gpus", gpus)
     wb = memory.weight_bytes(m.params, weights, weight_overhead_bits)
     kv = memory.kv_cache_bytes(m, ctx, b, kv_cache)
-    bw = s.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s)
+    bw = n * (s.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s))
     flops = b * (2 * m.params + 4 * m.layers * ctx * m.hidden)
     t_mem = (wb + kv) / bw
-    t_comp = flops / s.peak_flops(check.one_of("compute_precision", compute_precision, s.precisions()))
+    t_comp = flops / (n * s.peak_flops(check.one_of("compute_precision", compute_precision, s.precisions())))
     return DecodeBound(m.label, s.name, weights, b, ctx, wb, kv, wb + kv, t_mem, t_comp,
-                       b / max(t_mem, t_comp), wb + kv <= s.memory_bytes)
+                       b / max(t_mem, t_comp), wb + kv <= n * s.memory_bytes)
+
+
+def decode_points() -> list[Any]:
+    """Published LLM decoding throughput (``results.records(benchmark="llm-decode")``) beside :func:`decode_bound`.
+
+    Each record states the model, GPU, batch, tensor-parallel GPUs, prompt and output tokens and the weight
+    format; the bound is computed for the same configuration with the KV cache of the mean context during
+    generation (prompt + output / 2 tokens) in the record's cache format (fp16 unless stated), and FP8
+    weights computed in FP8. Records whose model is not a :mod:`ampere.transformer` preset are skipped.
+    Chapter: *HBM and the memory hierarchy*, "LLM decoding".
+    """
+    from . import results, views
+
+    pts = []
+    for rec in results.records(benchmark="llm-decode", kind="published"):
+        p = rec.params
+        if p.get("model") not in transformer.PRESETS or rec.gpu not in specs.names():
+            continue
+        fmt = p.get("weights", "fp16")
+        ctx = int(p.get("prompt_tokens", 0)) + int(p.get("output_tokens", 0)) // 2
+        tp = int(p.get("tensor_parallel", 1))
+        bound = decode_bound(p["model"], rec.gpu, weights=fmt, batch=int(p.get("batch", 1)), context=ctx,
+                             kv_cache=p.get("kv_cache", "fp16"), gpus=tp,
+                             compute_precision="fp8" if fmt == "fp8" else "fp16")
+        what = f"{p['model']} {fmt}, batch {p.get('batch', 1)}" + (f", {tp} GPUs" if tp > 1 else "")
+        pts.append(views.point(rec, "output_tokens_per_s", what, bound.tokens_per_s, "tokens/s"))
+    return pts
+
+
+def zero_points() -> list[Any]:
+    """The ZeRO paper's Figure 1 beside :func:`ampere.memory.zero_bytes_per_param` (GB per GPU)."""
+    from . import views
+
+    return [views.Point(f"stage {z.stage} ({z.label})", f"{z.params / 1e9:g}B model, {z.data_parallel} GPUs",
+                        memory.zero_bytes_per_param(z.stage, z.data_parallel).total * z.params / GB, z.per_gpu_gb,
+                        "GB", kind="published", source=f"{views.cite_label(z.source)}, {z.where}")
+            for z in zero_figure1()]
 
 
 def decode_table(models: Iterable[str] = ("7B", "13B", "30B", "70B"), gpus: Iterable[str] = DECODE_GPUS,
@@ -1117,12 +1157,12 @@ def _sweep_points(sweeps: Sequence[L2Sweep]) -> list[Any]:
         spec = _catalogue(sw.gpu)
         kind = "measured" if sw.record is None else ("recorded" if sw.record.kind == "measured" else "published")
         l2_model = _l2_bandwidth(spec)[0] / 1e12 if spec else None
-        pts.append(views.Point("L2 plateau (TB/s)", sw.gpu, l2_model, k.l2_plateau_bytes_per_s / 1e12, "TB/s",
+        pts.append(views.Point("L2 plateau", sw.gpu, l2_model, k.l2_plateau_bytes_per_s / 1e12, "TB/s",
                                kind=kind, source=sw.label))
-        pts.append(views.Point("DRAM plateau (TB/s)", sw.gpu, spec.hbm_bytes_per_s / 1e12 if spec else None,
+        pts.append(views.Point("DRAM plateau", sw.gpu, spec.hbm_bytes_per_s / 1e12 if spec else None,
                                k.dram_plateau_bytes_per_s / 1e12, "TB/s", kind=kind, source=sw.label))
         if k.visible:
-            pts.append(views.Point("knee (MiB)", sw.gpu, sw.l2_bytes / MiB, k.knee_bytes / MiB, "MiB", kind=kind,
+            pts.append(views.Point("knee", sw.gpu, sw.l2_bytes / MiB, k.knee_bytes / MiB, "MiB", kind=kind,
                                    source=sw.label))
     return pts
 

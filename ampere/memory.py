@@ -437,7 +437,7 @@ def model_memory(
                              "TransformerShape as params")
         breakdown["activations"] = activation_bytes(shape, seq_len, micro_batch, recompute)
         assumptions.append(f"activations: micro-batch {micro_batch} x {seq_len} tokens, {recompute} "
-                           "recomputation (korthikanti2022reducing, approximate for LLaMA layers)")
+                           "recomputation (Korthikanti et al. 2022, Table 2; approximate for LLaMA layers)")
     else:
         assumptions.append("activations not included (seq_len=0)")
     return MemoryEstimate("training", n_params, breakdown, data_parallel, zero_stage, tuple(assumptions))

@@ -443,3 +443,20 @@ def test_check_acceptance():
     assert not t4[0]["applies"]  # the 85% threshold is set for A100/H100/H200 only
     none = hbm.check_acceptance([], None)
     assert not any(c["applies"] for c in none)
+
+
+def test_decode_points_are_below_the_bound():
+    pts = hbm.decode_points()
+    assert len(pts) >= 6 and {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"} <= {p.gpu for p in pts}
+    for p in pts:
+        assert p.kind == "published" and 0.3 < p.ratio < 1.0  # a bound: never reached
+    # the 4-GPU run is bounded with four GPUs' bandwidth (ideal tensor parallelism)
+    one = hbm.decode_bound("70B", "A100-SXM4-80GB", gpus=1)
+    four = hbm.decode_bound("70B", "A100-SXM4-80GB", gpus=4)
+    assert four.tokens_per_s == pytest.approx(4 * one.tokens_per_s) and four.fits and not one.fits
+
+
+def test_zero_points_match_the_paper():
+    pts = hbm.zero_points()
+    assert len(pts) == 4 and all(abs(p.ratio - 1) < 0.02 for p in pts)
+    assert all("Rajbhandari" in p.source for p in pts)
