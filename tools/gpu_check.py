@@ -150,7 +150,7 @@ def check_sparsity(result: Mapping[str, Any] | None, bench_output: str = "") -> 
         if "2:4 backend" in bench_output or "No working 2:4 backend" in bench_output:
             return Check(name, target, "not measured", EXPLAINED, reason)
         return Check(name, target, "-", NOT_RUN, reason or "no sparsity result")
-    rows = [r for r in sparsity.sweep_table(dict(result)) if r["backend"] != "torch.sparse CSR"]
+    rows = [r for r in map(_as_dict, sparsity.sweep_table(dict(result))) if r["backend"] != "torch.sparse CSR"]
     if not rows:
         return Check(name, target, "-", NOT_RUN, "no 2:4 configuration in the result")
     largest = max(r["flops"] for r in rows)
