@@ -280,6 +280,9 @@ def benchmark(
         if is_cuda:
             stream = torch.cuda.current_stream(device)
             sync: Callable[[], None] = lambda: torch.cuda.synchronize(device)  # noqa: E731
+        elif torch is not None and device.type == "mps":
+            # host clock, but only after the Apple GPU finished: otherwise it times the enqueue
+            stream, sync = None, (lambda: torch.mps.synchronize())
         else:
             stream, sync = None, (lambda: None)
         k, samples, clocks, max_mhz, timed_out, flushed = _run(
@@ -353,9 +356,11 @@ def _run(fn, is_cuda, torch, device, stream, sync, warmup_s, min_samples, min_ti
                 clocks.append(clock)
         else:
             for _ in range(round_size):
+                sync()
                 t = time.perf_counter()
                 for _ in range(k):
                     fn()
+                sync()
                 samples.append((time.perf_counter() - t) / k)
                 if time.perf_counter() - started >= max_time_s:
                     break

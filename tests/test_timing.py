@@ -76,3 +76,16 @@ def test_benchmark_with_a_torch_cpu_device():
     m = timing.benchmark(lambda: a @ a, device=torch.device("cpu"), warmup_s=0.0, min_time_s=0.0)
     assert m.mode == "host" and m.device == "cpu" and m.median_s > 0
     assert timing.l2_flusher("cpu")() is None  # no-op off CUDA
+
+
+def test_host_clock_waits_for_an_apple_gpu(monkeypatch):
+    """On MPS the host clock is read only after torch.mps.synchronize(), around every sample."""
+    import torch
+
+    calls = []
+    monkeypatch.setattr(torch.mps, "synchronize", lambda: calls.append("sync"))
+    m = timing.benchmark(lambda: calls.append("call"), device="mps", warmup_s=0.0, min_samples=3, max_samples=3,
+                         min_time_s=0.0, calls_per_sample=2)
+    assert m.mode == "host" and m.device == "mps" and m.n == 3
+    timed = calls[calls.index("call") + 1 + 1 + 3 + 1:]  # after cold call, sync, 3 estimate calls, sync
+    assert timed == ["sync", "call", "call", "sync"] * 3
