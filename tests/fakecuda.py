@@ -19,7 +19,8 @@ What the double models, and checks the way the real one would fail:
   PCIe generation; one distinct PCI bus id per physical GPU. ``visible=[2, 0]`` renumbers the GPUs the way
   ``CUDA_VISIBLE_DEVICES=2,0`` does: torch's ``cuda:0`` is then NVML's GPU 2.
 * ``torch.cuda.device(d)`` changes the current device for its block; ``current_stream(d)`` is the current
-  stream of device ``d``; an event recorded without a stream lands on the *current device's* stream.
+  stream of device ``d`` (its default stream, or the side stream ``torch.cuda.stream(s)`` made current);
+  an event recorded without a stream lands on the *current device's* current stream.
 * ``Event.elapsed_time`` (milliseconds, as in CUDA) returns the scripted values in order (cycling), and
   raises like CUDA when the two events are on different devices, were not recorded, or the end event
   was not synchronised yet (no ``synchronize()`` of its device, stream or event after it was recorded).
@@ -300,6 +301,8 @@ class FakeCuda:
         self._synced_at: dict[int, int] = {}
         self._ms: itertools.cycle | None = None
         self.elapsed_calls = 0
+        self._streams: dict[int, FakeStream] = {}  # current non-default stream per device
+        self._stream_ids = 0
 
     # control -----------------------------------------------------------------------------------------
     def script_ms(self, values: Iterable[float]) -> None:
@@ -401,7 +404,33 @@ class FakeCuda:
         self._synced(self._index(device))
 
     def current_stream(self, device: Any = None) -> FakeStream:
-        return FakeStream(self, self._index(device))
+        i = self._index(device)
+        return self._streams.get(i) or FakeStream(self, i)
+
+    def Stream(self, device: Any = None, priority: int = 0, **_: Any) -> FakeStream:  # noqa: N802 (torch's name)
+        self._stream_ids += 1
+        return FakeStream(self, self._index(device), self._stream_ids)
+
+    def stream(self, stream: FakeStream | None) -> Any:
+        """``torch.cuda.stream(s)``: ``s`` is its device's current stream inside the block."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def block():
+            if stream is None:
+                yield
+                return
+            before = self._streams.get(stream.device_index)
+            self._streams[stream.device_index] = stream
+            try:
+                yield
+            finally:
+                if before is None:
+                    self._streams.pop(stream.device_index, None)
+                else:
+                    self._streams[stream.device_index] = before
+
+        return block()
 
     def default_stream(self, device: Any = None) -> FakeStream:
         return FakeStream(self, self._index(device))
@@ -418,7 +447,7 @@ class FakeCuda:
 
 _CUDA_NAMES = ("is_available", "device_count", "current_device", "set_device", "get_device_properties",
                "get_device_name", "get_device_capability", "mem_get_info", "memory_allocated", "synchronize",
-               "current_stream", "default_stream", "device", "Event", "empty_cache")
+               "current_stream", "default_stream", "device", "Event", "empty_cache", "Stream", "stream")
 _FACTORIES = ("empty", "zeros", "ones", "full", "randn")
 
 

@@ -134,3 +134,14 @@ def test_bad_arguments_name_themselves():
         timing.benchmark(lambda: None, min_samples=2.5)
     with pytest.raises(ValueError, match="warmup_s"):
         timing.benchmark(lambda: None, warmup_s=-1)
+
+
+def test_events_follow_a_side_stream_made_current(fake_cuda):  # noqa: F811
+    import torch
+
+    fake = fake_cuda("H100")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        timing.benchmark(lambda: None, device="cuda", min_samples=2, max_samples=2, **QUIET)
+    assert {r[2] for r in fake.events()} == {side.id} != {0}  # the stream the work is enqueued on
+    assert torch.cuda.current_stream().id == 0  # restored
