@@ -460,3 +460,49 @@ def test_zero_points_match_the_paper():
     pts = hbm.zero_points()
     assert len(pts) == 4 and all(abs(p.ratio - 1) < 0.02 for p in pts)
     assert all("Rajbhandari" in p.source for p in pts)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The GPU path on the fake CUDA device (tests/fakecuda.py): control flow, sizes and gating, no numerics
+# ----------------------------------------------------------------------------------------------------
+
+from .fakecuda import fake_cuda  # noqa: E402,F401
+
+
+def test_l2_sweep_on_a_fake_h200_uses_the_reported_l2(fake_cuda):  # noqa: F811
+    fake = fake_cuda("H200")
+    fake.script_ms([1.0])
+    recs = hbm.measure_l2_sweep("cuda", quick=True, warmup_s=0.0, min_time_s=0.0, min_samples=3)
+    f, y, l2 = hbm.sweep_rows(recs)
+    assert l2 == 50 * MiB  # what the (fake) device reports: the catalogue's 50 MiB
+    assert f[0] == 256 * 1024 and f[-1] <= 4 * l2 and len(f) >= 10
+    assert all(r["params"]["traffic_bytes"] == pytest.approx(2**30, rel=0.05) for r in recs)  # ~fixed traffic
+    assert all(not r["params"]["l2_flushed"] for r in recs)
+    assert fake.allocated[0] == 0  # the buffer is freed
+
+
+def test_views_measure_on_a_fake_gpu(fake_cuda, monkeypatch):  # noqa: F811
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ampere import device, tables
+
+    fake = fake_cuda("A100-SXM4-80GB")
+    fake.script_ms([2.0])
+    shown = []
+    monkeypatch.setattr(tables, "show_md", lambda text: shown.append(text))
+    fast = dict(warmup_s=0.0, min_time_s=0.0, min_samples=3, max_time_s=1.0)
+    real_bw, real_sweep = hbm.measure_bandwidth, hbm.measure_l2_sweep
+    monkeypatch.setattr(hbm, "measure_bandwidth", lambda **kw: real_bw(**{**kw, **fast}))
+    monkeypatch.setattr(hbm, "measure_l2_sweep", lambda **kw: real_sweep(**{**kw, **fast}))
+    info = device.probe()
+    assert info.backend == "cuda" and info.spec_name == "A100-SXM4-80GB"
+    pts = hbm.show_bandwidth(info)
+    here = [p for p in pts if p.kind == "measured"]
+    assert [p.what.split()[0] for p in here] == list(hbm.KERNELS) and all(p.source == "measured here" for p in here)
+    assert pts.index(here[-1]) < min(i for i, p in enumerate(pts) if p.kind == "published")  # measured first
+    sweeps = hbm.show_l2_sweep(info)
+    assert sweeps[0].label == "measured here" and sweeps[0].l2_bytes == 40 * MiB
+    cap = hbm.show_capacity(info)
+    assert cap.total_bytes == 80e9 and cap.total_over_datasheet == pytest.approx(1.0)
+    assert any("measured here" in t for t in shown)
