@@ -33,6 +33,9 @@ What the double models, and checks the way the real one would fail:
 * NVML: ``nvmlInit``/``nvmlShutdown`` counted, handles by PCI bus id or by (physical) index, clocks, power
   limit, MIG mode, ECC, PCIe link; any query can be made to raise ``NVMLError`` (``fail``).
 
+Not modelled: more than one process (an NCCL ``launch.spawn`` needs real GPUs), kernels' values, and
+timing on the host clock (``perf_counter`` runs for real; only event times are scripted).
+
 The A30 is not in the catalogue: only its driver name ("NVIDIA A30") and compute capability (8, 0) drive
 the code under test (no spec, MIG known by family); its sizes are borrowed from the A100-PCIE-40GB entry
 and no test asserts them.
