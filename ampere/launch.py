@@ -14,7 +14,7 @@ joined the process group (spawning a Python interpreter and importing torch take
 machine); ``timeout_s`` then bounds the run of ``fn`` on every rank and each collective inside it (the
 process-group timeout). Past either, or after a failure, the ranks still running get SIGTERM, and SIGKILL
 after ``KILL_GRACE_S``: no process outlives :func:`spawn`. So a run that hangs raises after at most
-``startup_s + timeout_s + 1.5 s`` (the ranks' own timeout reports) ``+ KILL_GRACE_S``.
+``startup_s + timeout_s + 2.5 s`` (the ranks' own timeout reports) ``+ KILL_GRACE_S``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ KILL_GRACE_S = 2.0
 STARTUP_S = 30.0
 #: after a first failure, how long the other ranks may take to report theirs
 _DRAIN_S = 1.5
+#: past timeout_s, how long a rank waiting in a collective may take to report its own timeout (it entered
+#: the collective, and started its process-group clock, a little after the run started)
+_LATE_S = 2.5
 
 
 def default_backend(world_size: int) -> str:
@@ -224,9 +227,9 @@ def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend:
                                f"start-up allowance startup_s={startup_s:g} s (backend {backend})")
                     break
                 if run_deadline is not None and now > run_deadline:
-                    # a rank waiting in a collective reports its own timeout about now: give it _DRAIN_S to
+                    # a rank waiting in a collective reports its own timeout about now: give it _LATE_S to
                     # arrive, so that the rank it waited for is the one named
-                    end = now + _DRAIN_S
+                    end = now + _LATE_S
                     while not errors and time.monotonic() < end:
                         if take():
                             continue

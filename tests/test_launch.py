@@ -67,7 +67,8 @@ def test_a_rank_that_hangs_and_ignores_sigterm_is_named_and_killed(tmp_path):
     assert "rank 1 of 2 hung" in text and "never reached the collective" in text and "rank 0" in text
     assert "ignored SIGTERM" in text and "[1]" in text
     assert len(list(tmp_path.iterdir())) == 2 and _left_behind(tmp_path) == []
-    assert elapsed < 5 + launch.STARTUP_S  # in practice about 10 s: start-up, 5 s, drain, 2 s grace
+    # about 10 s here: start-up (a few s), timeout_s = 5 s, the waiting rank's report, 2 s SIGTERM grace
+    assert elapsed < 20
 
 
 @pytest.mark.slow
