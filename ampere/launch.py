@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from . import check
 
-__all__ = ["spawn", "default_backend", "RankContext", "KILL_GRACE_S", "STARTUP_S"]
+__all__ = ["spawn", "default_backend", "RankContext", "KILL_GRACE_S", "STARTUP_S", "max_wall_s"]
 
 #: seconds between SIGTERM and SIGKILL for a rank that is still running when spawn gives up on it
 KILL_GRACE_S = 2.0
@@ -66,6 +66,12 @@ class RankContext:
 
     def __repr__(self) -> str:
         return f"RankContext(rank={self.rank}, world_size={self.world_size}, backend={self.backend!r})"
+
+
+def max_wall_s(timeout_s: float, startup_s: float = STARTUP_S) -> float:
+    """The longest :func:`spawn` can take before it returns or raises, for callers with a time budget:
+    start-up allowance + run timeout + a waiting rank's own timeout report + the SIGTERM grace."""
+    return check.positive("startup_s", startup_s) + check.positive("timeout_s", timeout_s) + _LATE_S + KILL_GRACE_S
 
 
 def _init_kwargs(dist: Any, backend: str, rank: int) -> dict[str, Any]:

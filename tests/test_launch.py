@@ -131,3 +131,10 @@ def test_a_rank_that_crashes_early_is_blamed(tmp_path):
         launch.spawn(launch_workers.die_at_the_timeout_while_rank_one_hangs, 2, args=(str(tmp_path), 0.0),
                      backend="gloo", timeout_s=20)
     assert _left_behind(tmp_path) == []
+
+
+def test_max_wall_s_is_the_documented_bound():
+    assert launch.max_wall_s(5, startup_s=10) == pytest.approx(5 + 10 + 2.5 + launch.KILL_GRACE_S)
+    assert launch.max_wall_s(60) == pytest.approx(60 + launch.STARTUP_S + 2.5 + launch.KILL_GRACE_S)
+    with pytest.raises(ValueError, match="timeout_s"):
+        launch.max_wall_s(0)
