@@ -121,19 +121,56 @@ class PriceRange:
         return f"{self.low:.2f}-{self.high:.2f} $/h ({self.as_of})"
 
 
-def _ranges(quotes: Iterable[Any], note_of: Any = None) -> dict[str, PriceRange]:
-    """Group price quotes by GPU into ranges (cheapest to dearest quote of each GPU)."""
-    by_gpu: dict[str, list[Any]] = {}
-    for q in quotes:
-        by_gpu.setdefault(q.gpu, []).append(q)
-    out = {}
-    for gpu, qs in by_gpu.items():
-        lows = [getattr(q, "low", None) or q.usd_per_hour for q in qs]
-        highs = [getattr(q, "high", None) or q.usd_per_hour for q in qs]
-        first = qs[0]
-        out[gpu] = PriceRange(min(lows), max(highs), first.source, str(first.date)[:4],
-                              note_of(first) if note_of else getattr(first, "note", ""))
-    return out
+def _range(quotes: Sequence[Any], note: str) -> PriceRange:
+    """The per-GPU range spanned by ``ampere.pricing`` quotes (cheapest low end to dearest high end)."""
+    if not quotes:
+        raise ValueError("no price quotes to build a range from")
+    dates = sorted({q.date for q in quotes})
+    sources = sorted({q.source for q in quotes})
+    return PriceRange(min(q.low for q in quotes), max(q.high for q in quotes), ", ".join(sources),
+                      "-".join(dict.fromkeys((dates[0], dates[-1]))), note)
+
+
+@functools.lru_cache(maxsize=None)
+def _seed_prices() -> Mapping[str, PriceRange]:
+    from . import pricing
+
+    return MappingProxyType({q.gpu: _range([q], q.kind) for q in pricing.quotes(source="seed003")})
+
+
+def seed_prices() -> dict[str, PriceRange]:
+    """The 2026 cloud rental ranges of the comparison article (seed 003), per GPU-hour, from ``ampere.pricing``.
+
+    The article prices the A100 80GB, RTX A6000 and RTX A2000 12GB; no source of the book prices the
+    H100 or H200 (pass them with :func:`price_table`). Chapter: *The A100 today*, "What it costs".
+    """
+    return dict(_seed_prices())
+
+
+def hyperscaler_prices_2023() -> dict[str, PriceRange]:
+    """The 2023 on-demand prices of 8 x A100 80GB hyperscaler instances (seed 000), divided by 8.
+
+    The instance price includes CPUs, RAM and networking, so this is not the price of the GPU alone.
+    Chapter: *The A100 today*, "What it costs".
+    """
+    from . import pricing
+
+    qs = pricing.quotes(gpu="A100-SXM4-80GB", source="seed000", date="2023", gpus=8)
+    return {"A100-SXM4-80GB": _range(qs, "8-GPU on-demand instances (US) divided by 8, CPU/RAM/network included")}
+
+
+def hours_for_budget(budget_dollars: float, gpu: str, prices: Mapping[str, PriceRange] | None = None
+                     ) -> tuple[float, float]:
+    """GPU-hours a budget buys on ``gpu``: (at the high price, at the low price), by ``ampere.pricing``'s
+    one budget arithmetic. ``prices`` defaults to :func:`seed_prices`. Seed 003's "hours for $100" column.
+    """
+    from . import pricing
+
+    table = seed_prices() if prices is None else prices
+    p = _price(table, specs.get(gpu).name)
+    if p is None:
+        raise ValueError(f"gpu={gpu!r} has no price in the table; priced: {', '.join(table)}")
+    return pricing.hours_for_budget(budget_dollars, p.low, p.high)
 
 
 def price_table(overrides: Mapping[str, Any] | None = None,
@@ -522,6 +559,8 @@ def plan(workload: Workload, gpu: str | specs.GPUSpec, price: PriceRange | tuple
     if w.task in ("full-finetune", "pretrain"):
         cards, est = None, None
         for n in range(w.min_cards, w.max_cards + 1):
+            if not _allowed_cards(spec, n):
+                continue
             est = _memory(w, n)
             if est.fits(spec, reserve):
                 cards = n
@@ -541,7 +580,7 @@ def plan(workload: Workload, gpu: str | specs.GPUSpec, price: PriceRange | tuple
     if net.reason:
         return infeasible(net.reason, mem)
     if cards > 1:
-        notes.append(net.describe(cards))
+        notes.append(net.describe())
 
     if w.task == "inference":
         from . import hbm
@@ -552,7 +591,7 @@ def plan(workload: Workload, gpu: str | specs.GPUSpec, price: PriceRange | tuple
         step = max(db.memory_time_s, db.compute_time_s) / cards
         bound = db.bound
         if cards > 1:  # tensor parallelism: two all-reduces of the activations per layer, not overlapped
-            comm = 2 * shape.layers * net.all_reduce_time(w.batch * shape.hidden * 2, cards)
+            comm = 2 * shape.layers * net.all_reduce_time(w.batch * shape.hidden * 2)
             if comm > step:
                 bound = "communication"
             step += comm
@@ -807,7 +846,7 @@ def decode_run_bound(model: Any, gpu: str | specs.GPUSpec, *, batch: int, prompt
     if net.reason:
         raise ValueError(f"tensor_parallel={tp} on {spec.name}: {net.reason}")
     compute = "fp8" if weights == "fp8" and spec.supports("fp8") else "fp16"
-    comm = 2 * shape.layers * net.all_reduce_time(b * shape.hidden * 2, tp) if tp > 1 else 0.0
+    comm = 2 * shape.layers * net.all_reduce_time(b * shape.hidden * 2) if tp > 1 else 0.0
     steps = 0.0
     for ctx in range(p + 1, p + o + 1):  # the step that generates token j attends over p + j tokens
         db = hbm.decode_bound(shape, spec, weights=weights, batch=b, context=ctx, kv_cache=kv_cache,
@@ -909,7 +948,7 @@ def gradient_allreduce_time(params: float, gpu: str | specs.GPUSpec, gpus: int =
     net = _network(spec, n)
     if net.reason:
         raise ValueError(f"gpus={n} of {spec.name}: {net.reason}")
-    return net.all_reduce_time(n_params * b, n)
+    return net.all_reduce_time(n_params * b)
 
 
 # =========================================================================================================
@@ -1007,6 +1046,83 @@ def claims_rows() -> list[dict[str, str]]:
         f"NVLink {a800.nvlink_bytes_per_s / 1e9:.0f} instead of {a100.nvlink_bytes_per_s / 1e9:.0f} GB/s "
         "(press reports of distributor listings)")
     return rows
+
+
+# =========================================================================================================
+# The network the cards talk over: ampere.fabrics nodes, ampere.collectives times
+# =========================================================================================================
+
+
+@dataclass(frozen=True)
+class Network:
+    """The cards of a plan on their nodes: the node's network (``ampere.fabrics.NodeNetwork``), how many
+    nodes they span, and why the layout is impossible (``reason``) when it is. Chapter: *The A100 today*."""
+
+    node: Any  # ampere.fabrics.NodeNetwork
+    cards: int
+    nodes: int
+    link: str  # what joins the cards inside a node
+    reason: str = ""
+
+    def describe(self) -> str:
+        """"2 nodes x 8 cards: NVLink/NVSwitch inside each node, InfiniBand between nodes" or "4 cards over PCIe"."""
+        if self.nodes > 1:
+            return (f"{self.nodes} nodes x {self.node.gpus_per_node} cards: {self.link} inside each node, "
+                    "InfiniBand between nodes")
+        return f"{self.cards} cards over {self.link}"
+
+    def all_reduce_time(self, size_bytes: float, gpus: int | None = None) -> float:
+        """All-reduce of ``size_bytes`` per card over ``gpus`` (default: all) cards (``ampere.collectives``)."""
+        from . import collectives
+
+        n = self.cards if gpus is None else gpus
+        return 0.0 if n <= 1 else collectives.all_reduce_time(size_bytes, n, self.node)
+
+    def collective_time(self, op: str, size_bytes: float, gpus: int | None = None) -> float:
+        """Any ring collective over ``gpus`` (default: all) cards (``ampere.collectives``)."""
+        from . import collectives
+
+        n = self.cards if gpus is None else gpus
+        return 0.0 if n <= 1 else collectives.network_collective_time(op, size_bytes, n, self.node)
+
+
+def _node_of(spec: specs.GPUSpec) -> tuple[Any, str]:
+    """The node a GPU of the chapter lives in, and the name of what joins its GPUs."""
+    from . import fabrics
+
+    if spec.nvlink_bytes_per_s and spec.form_factor.startswith("SXM"):
+        base = fabrics.DGX_H100 if spec.architecture == "Hopper" else fabrics.DGX_A100
+        node = base.with_(intra_bytes_per_s=fabrics.nvlink_effective_bytes_per_s(spec),
+                          name=f"8 x {spec.name} ({base.name} network)")
+        return node, "NVLink/NVSwitch"
+    return None, f"PCIe Gen{spec.pcie_generation}"
+
+
+def _network(spec: specs.GPUSpec, cards: int) -> Network:
+    """Where ``cards`` GPUs of ``spec`` sit: one NVLink domain (a DGX-class node) first, then whole nodes over
+    InfiniBand; PCIe cards in one server of at most 8, paired over an NVLink bridge where they have one."""
+    from . import fabrics
+
+    node, link = _node_of(spec)
+    if node is not None:
+        per = node.gpus_per_node
+        if cards <= per:
+            return Network(node, cards, 1, link)
+        if cards % per:
+            return Network(node, cards, math.ceil(cards / per), link,
+                           reason=f"{cards} cards: beyond one node, cards come in whole nodes of {per}")
+        return Network(node, cards, cards // per, link)
+    if cards > 8:
+        return Network(None, cards, 1, link, reason=f"{cards} PCIe cards: one server holds at most 8")
+    bridge = bool(spec.nvlink_bytes_per_s) and cards == 2
+    net = fabrics.node_network(spec, gpus_per_node=cards, hcas_per_node=0)
+    return Network(net, cards, 1, "NVLink bridge (pairs only)" if bridge else link)
+
+
+def _allowed_cards(spec: specs.GPUSpec, n: int) -> bool:
+    """Card counts a plan may use: up to one node, then whole nodes."""
+    node, _ = _node_of(spec)
+    return node is None or n <= node.gpus_per_node or n % node.gpus_per_node == 0
 
 
 # =========================================================================================================
@@ -1143,78 +1259,6 @@ def show_training_runs(info: Any = None) -> None:
 
 # ---- PROVISIONAL adapters (replaced by pricing / fabrics / collectives / megatron) ----
 @dataclass(frozen=True)
-class _Net:
-    nodes: int
-    per_node: int
-    intra_bytes_per_s: float
-    intra_latency_s: float
-    inter_bytes_per_s: float
-    inter_latency_s: float
-    intra_name: str
-    reason: str = ""
-
-    def describe(self, cards: int) -> str:
-        if self.nodes > 1:
-            return (f"{self.nodes} nodes x {self.per_node} cards: {self.intra_name} inside each node, "
-                    "InfiniBand between nodes")
-        return f"{cards} cards over {self.intra_name}"
-
-    def all_reduce_time(self, size_bytes: float, cards: int) -> float:
-        from . import interconnect
-        if cards <= 1:
-            return 0.0
-        if self.nodes == 1:
-            return interconnect.collective_time("all_reduce", size_bytes, cards, self.intra_bytes_per_s,
-                                                self.intra_latency_s)
-        return interconnect.hierarchical_all_reduce_time(size_bytes, self.nodes, gpus_per_node=self.per_node,
-                                                         intra_bytes_per_s=self.intra_bytes_per_s,
-                                                         inter_bytes_per_s=self.per_node * self.inter_bytes_per_s)
-
-    def collective_time(self, op: str, size_bytes: float, cards: int) -> float:
-        from . import interconnect
-        if cards <= 1:
-            return 0.0
-        bw = self.intra_bytes_per_s if self.nodes == 1 else self.inter_bytes_per_s
-        lat = self.intra_latency_s if self.nodes == 1 else self.inter_latency_s
-        return interconnect.collective_time(op, size_bytes, cards, bw, lat)
-
-
-def _network(spec: specs.GPUSpec, cards: int) -> _Net:
-    from . import interconnect
-    if spec.nvlink_bytes_per_s and spec.form_factor.startswith("SXM"):
-        per = 8
-        nodes = math.ceil(cards / per)
-        return _Net(nodes, min(cards, per), interconnect.nvlink_effective_bytes_per_s(spec),
-                    interconnect.A100_INTRA_LATENCY_S, 25e9, interconnect.INTER_LATENCY_S, "NVLink/NVSwitch")
-    if cards > 8:
-        return _Net(1, cards, 0, 0, 0, 0, "", reason=f"{cards} PCIe cards: one server holds at most 8")
-    if spec.nvlink_bytes_per_s and cards == 2:
-        return _Net(1, 2, interconnect.nvlink_effective_bytes_per_s(spec), interconnect.A100_INTRA_LATENCY_S,
-                    0, 0, "NVLink bridge (pairs only)")
-    return _Net(1, cards, spec.pcie_bytes_per_s * interconnect.PCIE_EFFICIENCY, interconnect.A100_INTRA_LATENCY_S,
-                0, 0, f"PCIe Gen{spec.pcie_generation}")
-
-
-def seed_prices():
-    return {"A100-SXM4-80GB": PriceRange(0.96, 2.29, "seed003", "2026", "cloud, marketplace or spot"),
-            "RTX-A6000": PriceRange(0.33, 0.80, "seed003", "2026", "cloud, marketplace"),
-            "RTX-A2000-12GB": PriceRange(0.10, 0.25, "seed003", "2026", "cloud, marketplace")}
-
-
-def hyperscaler_prices_2023():
-    return {"A100-SXM4-80GB": PriceRange(32.77 / 8, 40.97 / 8, "seed000", "2023", "8-GPU instances / 8")}
-
-
-def hours_for_budget(budget, gpu, prices=None):
-    prices = seed_prices() if prices is None else prices
-    b = check.positive("budget_dollars", budget)
-    p = prices.get(specs.get(gpu).name)
-    if p is None:
-        raise ValueError(f"gpu={gpu!r} has no price in the table; known: {', '.join(prices)}")
-    return b / p.high, b / p.low
-
-
-@dataclass(frozen=True)
 class _Speed:
     tokens_per_s: float
     step_time_s: float
@@ -1227,10 +1271,10 @@ def _training_speed(w, spec, cards, net):
     mfu = w.mfu if w.mfu is not None else 0.4
     n = w.params
     tokens = w.micro_batch * w.seq_len
-    compute = tokens / _fixed_mfu_tokens_per_s(w.model, w.task, mfu, spec, w.precision)
+    compute = _FLOPS_PER_PARAM_TOKEN[w.task] * n * tokens / (mfu * spec.peak_flops(w.precision))
     comm = 0.0
     if cards > 1 and w.task in ("full-finetune", "pretrain"):
-        comm = 3 * net.collective_time("all_gather", 2 * n, cards)
+        comm = 3 * net.collective_time("all_gather", 2 * n)
     step = max(compute, comm)
     return _Speed(cards * tokens / step, step, "communication" if comm > compute else "compute", mfu)
 
