@@ -98,6 +98,8 @@ def bandwidth_table(gpus: Iterable[str] = BANDWIDTH_GPUS) -> list[dict[str, Any]
     datasheet bandwidth (bytes/s) and their ratio, plus a note where the derivation is circular.
     Chapter: *HBM and the memory hierarchy*, "Where the bandwidth comes from".
     """
+    if isinstance(gpus, (str, specs.GPUSpec)):
+        raise TypeError(f"gpus must be a sequence of GPU names, got {gpus!r}; wrap one name in a list")
     rows = []
     for name in gpus:
         s = specs.get(name)

@@ -227,6 +227,11 @@ def test_model_path_does_not_import_torch():
     (lambda: hbm.measure_l2_sweep("cpu", footprints="64k"), TypeError),
     (lambda: hbm.measure_l2_sweep("cpu", total_bytes=0, footprints=[65536]), ValueError),
     (lambda: hbm.show_bandwidth(None, measure="no"), TypeError),
+    (lambda: hbm.bandwidth_table("A100-SXM4-80GB"), TypeError),
+    (lambda: hbm.bandwidth_table(["A100"]), ValueError),
+    (lambda: hbm.attainable_flops(1.0, precision="fp12"), ValueError),
+    (lambda: hbm.find_knee([1, 2, 3], [1, 2, 3], 1e6, tolerance=0), ValueError),
+    (lambda: hbm.l2_sweep_model([1e6], policy=3), TypeError),
 ])
 def test_bad_input_names_the_argument(call, exc):
     with pytest.raises(exc):
