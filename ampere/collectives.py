@@ -1,0 +1,283 @@
+"""The alpha-beta model of NCCL-style collectives: algbw and busbw, ring and tree, hierarchical all-reduce.
+
+Chapter: *NVLink, NVSwitch and collectives* (book/nvlink.ipynb) explains it; *DGX A100 and the
+SuperPOD*, *Megatron-LM* and *The A100 today* use it. Pure Python: no torch. The networks the model
+runs on are data in :mod:`ampere.fabrics`; the lab that measures real collectives is in
+:mod:`ampere.interconnect`.
+
+Conventions (stated once, used everywhere)
+------------------------------------------
+
+``size_bytes`` (S)
+    The per-rank buffer size in bytes, as nccl-tests counts it [ncclteststperf]: for ``all_reduce``,
+    ``broadcast`` and ``reduce`` the buffer each rank holds; for ``all_gather`` the gathered *output* on
+    each rank (n x the per-rank input); for ``reduce_scatter`` the *input* on each rank (n x the per-rank
+    output). With this convention ``algbw = S / t`` and the bus-bandwidth factors below make busbw
+    comparable with a link speed, whatever the operation and the rank count.
+``n``
+    The number of ranks. ``n = 1`` is allowed: nothing moves, the time is zero.
+Bandwidths
+    Always **per direction**, in bytes/s (GB = 1e9 B). ``link_bytes_per_s`` (B) is what one rank can send
+    while it receives as much.
+``latency_s`` (alpha)
+    The fixed cost of one communication step (one message hop, launch and synchronisation included).
+busbw (nccl-tests [ncclteststperf])
+    ``busbw = algbw x factor`` with factor 2(n-1)/n for all-reduce, (n-1)/n for all-gather and
+    reduce-scatter, 1 for broadcast and reduce. It is the bandwidth each rank's link must sustain, so it
+    is compared with B, never with the bidirectional sum.
+
+The alpha-beta model [thakur2005collectives,patarasuk2009bandwidth], with ``beta = 1/B``:
+
+================  ======================================  ==============================================
+operation         ring                                    tree (pipelined, NCCL-style)
+================  ======================================  ==============================================
+all_reduce        2(n-1) alpha + 2(n-1)/n S/B             2 ceil(log2 n) alpha + 2 S/B (double binary tree)
+all_gather        (n-1) alpha + (n-1)/n S/B               not defined (NCCL runs it as a ring)
+reduce_scatter    (n-1) alpha + (n-1)/n S/B               not defined (NCCL runs it as a ring)
+broadcast         (n-1) alpha + S/B (pipelined chain)     ceil(log2 n) alpha + S/B (pipelined tree)
+reduce            (n-1) alpha + S/B (pipelined chain)     ceil(log2 n) alpha + S/B (pipelined tree)
+================  ======================================  ==============================================
+
+The ring's bandwidth term equals the lower bound of any send/receive algorithm, which is why the busbw
+factors are what they are: a ring at full speed has ``busbw = B``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from . import check, fabrics
+from .fabrics import A100_INTRA_BYTES_PER_S, A100_INTRA_LATENCY_S, DGX_A100_INTER_BYTES_PER_S, INTER_LATENCY_S
+
+__all__ = [
+    "OPS", "ALGORITHMS", "TREE_OPS", "check_op", "busbw_factor", "bus_bandwidth", "algorithm_bandwidth",
+    "alpha_beta_terms", "collective_time", "AllReducePhases", "hierarchical_all_reduce_breakdown",
+    "hierarchical_all_reduce_time", "all_reduce_time", "network_collective_time",
+]
+
+#: Collectives the model knows, in the order tables print them.
+OPS: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
+#: Algorithms of :func:`collective_time`.
+ALGORITHMS: tuple[str, ...] = ("ring", "tree")
+#: Collectives the tree algorithm is defined for.
+TREE_OPS: tuple[str, ...] = ("all_reduce", "broadcast", "reduce")
+
+
+def check_op(op: Any) -> str:
+    """``op`` if it is one of :data:`OPS`, else a ``ValueError`` (``TypeError`` for a non-string)."""
+    if not isinstance(op, str):
+        raise TypeError(f"op must be a string, one of {', '.join(OPS)}; got {op!r} ({type(op).__name__})")
+    if op not in OPS:
+        raise ValueError(f"op={op!r} is not a known collective; allowed: {', '.join(OPS)}")
+    return op
+
+
+def _check_algorithm(algorithm: Any, name: str = "algorithm") -> str:
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ValueError(f"{name}={algorithm!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
+    return algorithm
+
+
+# --- bus bandwidth ----------------------------------------------------------------------------------------
+
+def busbw_factor(op: str, n: int) -> float:
+    """nccl-tests' factor busbw / algbw: 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter), 1.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "algbw and busbw". Broadcast and reduce have
+    factor 1 for every n >= 2 (and 0 for n = 1, where nothing moves).
+    """
+    check_op(op)
+    n = check.positive_int("n", n)
+    if n == 1:
+        return 0.0
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter"):
+        return (n - 1) / n
+    return 1.0
+
+
+def bus_bandwidth(op: str, algbw_bytes_per_s: float, n: int) -> float:
+    """Bus bandwidth (bytes/s) from the algorithm bandwidth ``algbw = S / t``, as nccl-tests defines it.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "algbw and busbw". Example: an all-reduce of
+    S bytes on 8 GPUs in t seconds has busbw = 1.75 S / t, comparable with the per-direction link speed.
+    """
+    algbw = check.nonneg("algbw_bytes_per_s", algbw_bytes_per_s)
+    return algbw * busbw_factor(op, n)
+
+
+def algorithm_bandwidth(size_bytes: float, time_s: float) -> float:
+    """``algbw = S / t`` in bytes/s (S per nccl-tests' convention, see the module docstring)."""
+    return check.nonneg("size_bytes", size_bytes) / check.positive("time_s", time_s)
+
+
+# --- the alpha-beta model ---------------------------------------------------------------------------------
+
+def alpha_beta_terms(op: str, n: int, algorithm: str = "ring") -> tuple[float, float]:
+    """Coefficients ``(a, b)`` with ``t = a * alpha + b * S / B`` for one collective.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "The alpha-beta model". ``a`` counts the
+    sequential communication steps, ``b`` the bytes (in units of S) each rank must send over its link.
+    Fitting alpha and beta to measurements is linear regression on these two columns.
+    """
+    check_op(op)
+    n = check.positive_int("n", n)
+    _check_algorithm(algorithm)
+    if algorithm == "tree" and op not in TREE_OPS:
+        raise ValueError(f"algorithm='tree' is not defined for op={op!r}; use algorithm='ring' "
+                         f"(tree is defined for: {', '.join(TREE_OPS)})")
+    if n == 1:
+        return 0.0, 0.0
+    log_n = math.ceil(math.log2(n))
+    if op == "all_reduce":
+        return (2.0 * (n - 1), 2.0 * (n - 1) / n) if algorithm == "ring" else (2.0 * log_n, 2.0)
+    if op in ("all_gather", "reduce_scatter"):
+        return float(n - 1), (n - 1) / n
+    # broadcast and reduce: a pipelined chain (ring) or a pipelined binary tree move S once per link
+    return (float(n - 1), 1.0) if algorithm == "ring" else (float(log_n), 1.0)
+
+
+def collective_time(op: str, size_bytes: float, n: int, link_bytes_per_s: float, latency_s: float,
+                    algorithm: str = "ring") -> float:
+    """Predicted time (s) of one collective by the alpha-beta model (table in the module docstring).
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "The alpha-beta model". ``size_bytes`` is the
+    per-rank buffer (nccl-tests convention), ``link_bytes_per_s`` the per-direction bandwidth of each
+    rank (``inf``: free bandwidth), ``latency_s`` the cost of one step.
+    """
+    a, b = alpha_beta_terms(op, n, algorithm)
+    size = check.nonneg("size_bytes", size_bytes)
+    bw = check.positive("link_bytes_per_s", link_bytes_per_s, allow_inf=True)
+    alpha = check.nonneg("latency_s", latency_s)
+    return a * alpha + b * size / bw
+
+
+# --- hierarchical all-reduce -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AllReducePhases:
+    """The three phases of a hierarchical all-reduce, in seconds (chapter: *NVLink*, "Across nodes")."""
+
+    size_bytes: float
+    nodes: int
+    gpus_per_node: int
+    reduce_scatter_s: float  # inside each node
+    inter_all_reduce_s: float  # across the nodes, one ring or tree per rail
+    all_gather_s: float  # inside each node
+
+    @property
+    def total_s(self) -> float:
+        return self.reduce_scatter_s + self.inter_all_reduce_s + self.all_gather_s
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def busbw_bytes_per_s(self) -> float:
+        """nccl-tests bus bandwidth of the whole all-reduce over ``nodes x gpus_per_node`` GPUs."""
+        if self.total_s == 0:
+            return 0.0
+        return bus_bandwidth("all_reduce", self.size_bytes / self.total_s, self.gpus)
+
+
+def hierarchical_all_reduce_breakdown(size_bytes: float, nodes: int, gpus_per_node: int = 8,
+                                      intra_bytes_per_s: float = A100_INTRA_BYTES_PER_S,
+                                      inter_bytes_per_s: float = DGX_A100_INTER_BYTES_PER_S,
+                                      intra_latency_s: float = A100_INTRA_LATENCY_S,
+                                      inter_latency_s: float = INTER_LATENCY_S,
+                                      inter_algorithm: str = "ring") -> AllReducePhases:
+    """The three phases of a hierarchical all-reduce (:class:`AllReducePhases`).
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "Across nodes". The algorithm:
+
+    1. reduce-scatter inside each node over NVLink/NVSwitch: each of the g GPUs ends with S/g reduced bytes;
+    2. all-reduce of those shards across the N nodes: g independent rings (or trees), one per GPU and
+       its own NIC ("rail"), each moving S/g bytes over 1/g of the node's bandwidth;
+    3. all-gather inside each node over NVLink/NVSwitch.
+
+    ``intra_bytes_per_s`` is the per-GPU, per-direction bandwidth inside a node (default: effective
+    NVLink 3 of an A100, 240 GB/s); ``inter_bytes_per_s`` is the **per-node** bandwidth per direction,
+    all NICs together (default: DGX A100, 8 x HDR 200 Gb/s = 200 GB/s). Phase 2 therefore costs
+    2(N-1)/N x S / inter_bytes_per_s with rings. With ``nodes = 1`` it is a plain ring all-reduce, split
+    evenly between the two intra-node phases.
+    """
+    size = check.nonneg("size_bytes", size_bytes)
+    nodes = check.positive_int("nodes", nodes)
+    g = check.positive_int("gpus_per_node", gpus_per_node)
+    intra_bw = check.positive("intra_bytes_per_s", intra_bytes_per_s)
+    inter_bw = check.positive("inter_bytes_per_s", inter_bytes_per_s)
+    _check_algorithm(inter_algorithm, "inter_algorithm")
+    if nodes == 1:
+        t = collective_time("all_reduce", size, g, intra_bw, intra_latency_s)
+        return AllReducePhases(size, 1, g, t / 2, 0.0, t / 2)
+    rs = collective_time("reduce_scatter", size, g, intra_bw, intra_latency_s)
+    # each rail carries S/g bytes at inter_bw/g per direction: the per-rail ring is
+    # 2(N-1)/N (S/g)/(inter_bw/g) = 2(N-1)/N S/inter_bw, plus its 2(N-1) latency steps
+    inter = collective_time("all_reduce", size / g, nodes, inter_bw / g, inter_latency_s, inter_algorithm)
+    ag = collective_time("all_gather", size, g, intra_bw, intra_latency_s)
+    return AllReducePhases(size, nodes, g, rs, inter, ag)
+
+
+def hierarchical_all_reduce_time(size_bytes: float, nodes: int, gpus_per_node: int = 8,
+                                 intra_bytes_per_s: float = A100_INTRA_BYTES_PER_S,
+                                 inter_bytes_per_s: float = DGX_A100_INTER_BYTES_PER_S,
+                                 intra_latency_s: float = A100_INTRA_LATENCY_S,
+                                 inter_latency_s: float = INTER_LATENCY_S,
+                                 inter_algorithm: str = "ring") -> float:
+    """Time (s) of an all-reduce of ``size_bytes`` per GPU over ``nodes`` x ``gpus_per_node`` GPUs.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "Across nodes". See
+    :func:`hierarchical_all_reduce_breakdown` for the phases and the conventions.
+    """
+    return hierarchical_all_reduce_breakdown(size_bytes, nodes, gpus_per_node, intra_bytes_per_s,
+                                             inter_bytes_per_s, intra_latency_s, inter_latency_s,
+                                             inter_algorithm).total_s
+
+
+def all_reduce_time(size_bytes: float, gpus: int, network: fabrics.NodeNetwork = fabrics.DGX_A100,
+                    inter_algorithm: str = "ring") -> float:
+    """All-reduce of ``size_bytes`` per GPU over ``gpus`` GPUs of ``network`` nodes.
+
+    Chapters: *NVLink* ("Why this decides data-parallel scaling"), *DGX A100 and the SuperPOD*. Up to one
+    node: a ring inside it; beyond: whole nodes and the hierarchical all-reduce over the node's HCAs.
+    """
+    if not isinstance(network, fabrics.NodeNetwork):
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r}")
+    gpus = check.positive_int("gpus", gpus)
+    g = network.gpus_per_node
+    if gpus <= g:
+        return collective_time("all_reduce", size_bytes, gpus, network.intra_bytes_per_s, network.intra_latency_s)
+    if gpus % g:
+        raise ValueError(f"gpus={gpus} must be <= {g} or a multiple of gpus_per_node={g} for {network.name}")
+    if network.hcas_per_node == 0:
+        raise ValueError(f"gpus={gpus}: {network.name} has no compute-fabric adapters (hcas_per_node=0); "
+                         f"allowed: at most {g} GPUs")
+    return hierarchical_all_reduce_time(size_bytes, gpus // g, g, network.intra_bytes_per_s,
+                                        network.inter_bytes_per_s, network.intra_latency_s,
+                                        network.inter_latency_s, inter_algorithm)
+
+
+def network_collective_time(op: str, size_bytes: float, gpus: int,
+                            network: fabrics.NodeNetwork = fabrics.DGX_A100) -> float:
+    """One ring collective over ``gpus`` GPUs of ``network``: inside a node, or a flat ring over the
+    per-GPU share of the HCAs once it spans nodes (all-reduce: see :func:`all_reduce_time`).
+
+    Chapter: *NVLink, NVSwitch and collectives*, "Across nodes". The flat ring is limited by its slowest
+    hop, the per-GPU fabric bandwidth ``network.inter_bytes_per_s_per_gpu``.
+    """
+    check_op(op)
+    if not isinstance(network, fabrics.NodeNetwork):
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r}")
+    gpus = check.positive_int("gpus", gpus)
+    if op == "all_reduce":
+        return all_reduce_time(size_bytes, gpus, network)
+    if gpus <= network.gpus_per_node:
+        return collective_time(op, size_bytes, gpus, network.intra_bytes_per_s, network.intra_latency_s)
+    if network.hcas_per_node == 0:
+        raise ValueError(f"gpus={gpus}: {network.name} has no compute-fabric adapters (hcas_per_node=0)")
+    return collective_time(op, size_bytes, gpus, network.inter_bytes_per_s_per_gpu, network.inter_latency_s)
+
