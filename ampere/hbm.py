@@ -43,7 +43,7 @@ __all__ = [
     "L2_SWEEP_CHUNK_BYTES", "ACCEPT_COPY_PCT", "ACCEPT_KNEE_TOLERANCE",
     # models
     "bandwidth_table", "hierarchy_table", "Op", "roofline_ops", "attainable_flops", "DecodeBound",
-    "decode_bound", "decode_table", "decode_points", "zero_points", "compare_gpus", "sweep_footprints", "l2_sweep_model", "Knee", "find_knee",
+    "decode_bound", "decode_table", "zero_points", "compare_gpus", "sweep_footprints", "l2_sweep_model", "Knee", "find_knee",
     # published data
     "ZeroFigureRow", "zero_figure1", "published_stream", "L2Sweep", "published_l2_sweeps", "published_l2_sweep",
     "validate_models",
@@ -264,33 +264,6 @@ def decode_bound(model: str | TransformerShape, gpu: str | specs.GPUSpec = "A100
     t_comp = flops / (n * s.peak_flops(check.one_of("compute_precision", compute_precision, s.precisions())))
     return DecodeBound(m.label, s.name, weights, b, ctx, wb, kv, wb + kv, t_mem, t_comp,
                        b / max(t_mem, t_comp), wb + kv <= n * s.memory_bytes)
-
-
-def decode_points() -> list[Any]:
-    """Published LLM decoding throughput (``results.records(benchmark="llm-decode")``) beside :func:`decode_bound`.
-
-    Each record states the model, GPU, batch, tensor-parallel GPUs, prompt and output tokens and the weight
-    format; the bound is computed for the same configuration with the KV cache of the mean context during
-    generation (prompt + output / 2 tokens) in the record's cache format (fp16 unless stated), and FP8
-    weights computed in FP8. Records whose model is not a :mod:`ampere.transformer` preset are skipped.
-    Chapter: *HBM and the memory hierarchy*, "LLM decoding".
-    """
-    from . import results, views
-
-    pts = []
-    for rec in results.records(benchmark="llm-decode", kind="published"):
-        p = rec.params
-        if p.get("model") not in transformer.PRESETS or rec.gpu not in specs.names():
-            continue
-        fmt = p.get("weights", "fp16")
-        ctx = int(p.get("prompt_tokens", 0)) + int(p.get("output_tokens", 0)) // 2
-        tp = int(p.get("tensor_parallel", 1))
-        bound = decode_bound(p["model"], rec.gpu, weights=fmt, batch=int(p.get("batch", 1)), context=ctx,
-                             kv_cache=p.get("kv_cache", "fp16"), gpus=tp,
-                             compute_precision="fp8" if fmt == "fp8" else "fp16")
-        what = f"{p['model']} {fmt}, batch {p.get('batch', 1)}" + (f", {tp} GPUs" if tp > 1 else "")
-        pts.append(views.point(rec, "output_tokens_per_s", what, bound.tokens_per_s, "tokens/s"))
-    return pts
 
 
 def zero_points() -> list[Any]:
