@@ -28,10 +28,9 @@ HERE = Path(__file__).resolve().parent
 
 def die_figure(out: Path) -> Path:
     fig, axes = plots.figure("wide", 1, 3)
-    for ax, name in zip(axes, ("V100-SXM2-32GB", "A100-SXM4-80GB", "H100-SXM5-80GB")):
-        architecture.draw_die(ax, name)
-    fig.suptitle("Three generations of NVIDIA data-centre dies (SMs in colour are enabled on the product)",
-                 fontsize=10)
+    architecture.plot_dies(axes)
+    fig.suptitle("Three generations of NVIDIA data-centre dies (filled: SMs enabled on the product; "
+                 "dashed: fused off)", fontsize=10)
     path = plots.save(fig, out / "ga100-die.png")
     plt.close(fig)
     return path
@@ -40,25 +39,12 @@ def die_figure(out: Path) -> Path:
 def roofline_figure(out: Path) -> Path:
     spec = specs.get("A100-SXM4-80GB")
     fig, ax = plots.figure("full")
-    for precision, style in (("bf16", "-"), ("tf32", "--"), ("fp32", ":"), ("fp64", "-.")):
-        x, y = architecture.roofline_curve(spec, precision, lo=0.5, hi=2e4)
-        ax.loglog(x, y / 1e12, style, color=plots.gpu_color(spec.name),
-                  label=f"{precision} peak {spec.peak_flops(precision) / 1e12:.1f} TFLOP/s")
-    for pub in architecture.PUBLISHED_MATMUL:
-        if pub["gpu"] == spec.name and pub["shape"]:
-            m, n, k = pub["shape"]
-            ax.loglog([architecture.matmul_intensity(m, n, k, pub["precision"])], [pub["tflops"]],
-                      color="black", **plots.PROVENANCE["published"],
-                      label=f"published {pub['precision']} matmul, {pub['tflops']} TFLOP/s [{pub['source']}]")
+    architecture.plot_roofline(ax, spec, precisions=("bf16", "tf32", "fp32", "fp64"))
     for n in (256, 1024, 4096):
         ai = architecture.matmul_intensity(n, n, n, "bf16")
         ax.axvline(ai, color="#bbbbbb", lw=0.8)
-        ax.text(ai * 1.08, 1.3, f"{n}³ bf16", fontsize=7, color="#666666", rotation=90, va="bottom")
-    ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
-    ax.set_ylabel("attainable TFLOP/s")
+        ax.text(ai * 1.08, 1.3, f"{n}³ bf16", fontsize=8, color="#666666", rotation=90, va="bottom")
     ax.set_title(f"Roofline of the {spec.name}: {spec.hbm_bytes_per_s / 1e9:.0f} GB/s HBM")
-    plots.legend_outside(ax)
-    plots.provenance_note(ax, f"model of {spec.name} (ampere.specs); published point: bekman2024mle")
     path = plots.save(fig, out / "roofline-a100.png")
     plt.close(fig)
     return path

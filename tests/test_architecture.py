@@ -219,3 +219,63 @@ def test_public_functions_name_the_chapter():
         obj = getattr(arch, name)
         if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == arch.__name__:
             assert "Architecture of the GA100" in " ".join((obj.__doc__ or "").split()), name
+
+
+def test_chapter_tables_and_figures():
+    import matplotlib.pyplot as plt
+
+    peaks = {(r["precision"], r["dense/sparse"]): r for r in arch.peak_table("A100-SXM4-80GB")}
+    assert peaks[("bf16", "dense")]["derived TFLOP/s"] == "311.9" and peaks[("bf16", "sparse")]["datasheet"] == "624"
+    cat = {r["GPU"]: r for r in arch.catalogue_peaks()}
+    assert cat["T4"]["bf16"] == "" and cat["H100-SXM5-80GB"]["fp8"] != "" and cat["A100-SXM4-80GB"]["SMs"] == 108
+    notes = arch.datasheet_notes()
+    assert notes and all(n["why"] for n in notes) and any("2496" in n["figure"] for n in notes)
+    sm = {r[""]: r for r in arch.sm_table()}
+    assert sm["tensor cores/SM"]["A100-SXM4-80GB"] == 4 and sm["tensor cores/SM"]["V100-SXM2-32GB"] == 8
+    claims = arch.claims_rows()
+    assert {r["verdict"] for r in claims} >= {"holds", "wrong"}
+    assert not any(r["source"].startswith("seed") for r in claims)  # labels, never bibliography keys
+    fig, axes = plt.subplots(1, 3)
+    assert [d.enabled_sms for d in arch.plot_dies(axes)] == [80, 108, 132]
+    with pytest.raises(ValueError, match="axes"):
+        arch.plot_dies(axes[:2])
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    arch.plot_harvest(ax)
+    arch.plot_roofline(ax)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("published" in t for t in labels) and not any("2024mle" in t for t in labels)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="needed"):
+        arch.plot_harvest(ax, needed=(200,))
+
+
+def test_full_die_l2_from_the_slice_rule():
+    product, die = arch.full_die_l2_bytes("A100-SXM4-80GB")
+    assert product == specs.get("A100-SXM4-80GB").l2_bytes == 40 * 2**20 and die == 48 * 2**20
+    with pytest.raises(ValueError, match="GA100"):
+        arch.full_die_l2_bytes("H100-SXM5-80GB")
+
+
+def test_matmul_view_without_a_gpu_shows_recorded_and_published_numbers(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from ampere import device, tables
+
+    shown = []
+    monkeypatch.setattr(tables, "show_md", shown.append)
+    monkeypatch.setattr(plt, "show", lambda: None)
+    info = device.DeviceInfo("cpu", "test CPU")
+    pts = arch.show_matmul(info)
+    assert pts and {p.kind for p in pts} <= {"recorded", "published"} and all(p.source for p in pts)
+    assert any(p.gpu.startswith("A100") for p in pts) and any(p.gpu.startswith("H100") for p in pts)
+    assert all(0 < p.ratio < 1 for p in pts if p.ratio is not None)  # below the dense peak, every one
+    assert not any("earlier revision" in p.source for p in pts)  # superseded revisions only in the dropdown
+    assert any("{dropdown}" in s for s in shown) and not any("no recorded" in s.lower() for s in shown)
+    plt.close("all")
+    fake = [{"precision": "bf16", "n": 8192, "tflops": 250.0, "peak_tflops": 312.0},
+            {"precision": "bf16", "n": 1024, "tflops": 90.0, "peak_tflops": 312.0}]
+    here = [p for p in arch.matmul_points(device.DeviceInfo("cuda", "NVIDIA A100-SXM4-80GB",
+                                                            spec_name="A100-SXM4-80GB"), fake)
+            if p.kind == "measured"]
+    assert [(p.what, p.source) for p in here] == [("bf16 8192³", "measured here")]  # small sizes left out
