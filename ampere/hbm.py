@@ -1179,10 +1179,10 @@ def show_l2_sweep(info: Any, *, measure: bool | None = None) -> list[L2Sweep]:
             sweeps.append(L2Sweep(getattr(info, "spec_name", None) or info.label(), tuple(f), tuple(y),
                                   float(l2 or spec.l2_bytes), "measured here"))
     sweeps += _recorded_sweeps() + published_l2_sweeps()
-    cols = min(3, len(sweeps))
-    fig, axes = plots.figure("wide", 1, cols)
-    axes = np.atleast_1d(axes)
-    for ax, sw in zip(axes, sweeps[:cols]):
+    n = min(4, len(sweeps))  # measured here (on a GPU) + the three published sweeps
+    fig, axes = plots.figure("wide", 1, n) if n <= 3 else plots.figure("tall", 2, 2)
+    axes = np.atleast_1d(axes).ravel()
+    for ax, sw in zip(axes, sweeps[:n]):
         spec = _catalogue(sw.gpu)
         xs = np.geomspace(min(sw.footprints), max(sw.footprints), 200)
         if spec is not None:
@@ -1199,8 +1199,9 @@ def show_l2_sweep(info: Any, *, measure: bool | None = None) -> list[L2Sweep]:
         ax.set_xlabel("footprint (MiB)", fontsize=8)
         ax.set_title(sw.gpu, fontsize=9)
         ax.tick_params(labelsize=8)
-    axes[0].set_ylabel("read bandwidth (TB/s)", fontsize=8)
-    axes[-1].legend(fontsize=8, loc="upper right")
+    for ax in axes[::3 if n <= 3 else 2]:
+        ax.set_ylabel("read bandwidth (TB/s)", fontsize=8)
+    axes[n - 1].legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     plt.show()
     tables.show_md(views.table(_sweep_points(sweeps), model_label="model", real_label="sweep", digits=2))
