@@ -43,7 +43,8 @@ __all__ = [
     "L2_SWEEP_CHUNK_BYTES", "ACCEPT_COPY_PCT", "ACCEPT_KNEE_TOLERANCE",
     # models
     "bandwidth_table", "hierarchy_table", "Op", "roofline_ops", "attainable_flops", "DecodeBound",
-    "decode_bound", "decode_table", "zero_points", "compare_gpus", "sweep_footprints", "l2_sweep_model", "Knee", "find_knee",
+    "decode_bound", "decode_table", "zero_points", "compare_gpus", "sweep_footprints", "l2_sweep_model", "Knee",
+    "find_knee",
     # published data
     "ZeroFigureRow", "zero_figure1", "published_stream", "L2Sweep", "published_l2_sweeps", "published_l2_sweep",
     "validate_models",
@@ -199,7 +200,10 @@ def roofline_ops(element_bytes: float = 2.0) -> list[Op]:
 
 def attainable_flops(intensity: float, gpu: str | specs.GPUSpec = "A100-SXM4-80GB", precision: str = "bf16",
                      bytes_per_s: float | None = None) -> float:
-    """The roofline: min(peak FLOP/s, intensity x DRAM bandwidth) (williams2009roofline)."""
+    """The roofline: min(peak FLOP/s, intensity x DRAM bandwidth) (williams2009roofline).
+
+    Chapter: *HBM and the memory hierarchy*, "Roofline for memory-bound work".
+    """
     check.positive("intensity", intensity)
     s = specs.get(gpu)
     bw = s.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s)
@@ -267,7 +271,10 @@ def decode_bound(model: str | TransformerShape, gpu: str | specs.GPUSpec = "A100
 
 
 def zero_points() -> list[Any]:
-    """The ZeRO paper's Figure 1 beside :func:`ampere.memory.zero_bytes_per_param` (GB per GPU)."""
+    """The ZeRO paper's Figure 1 beside :func:`ampere.memory.zero_bytes_per_param` (GB per GPU).
+
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
+    """
     from . import views
 
     return [views.Point(f"stage {z.stage} ({z.label})", f"{z.params / 1e9:g}B model, {z.data_parallel} GPUs",
@@ -278,13 +285,19 @@ def zero_points() -> list[Any]:
 
 def decode_table(models: Iterable[str] = ("7B", "13B", "30B", "70B"), gpus: Iterable[str] = DECODE_GPUS,
                  formats: Iterable[str] = ("fp16", "int8", "int4"), **kwargs: Any) -> list[DecodeBound]:
-    """:func:`decode_bound` for every (model, GPU, weight format) combination, in that nesting order."""
+    """:func:`decode_bound` for every (model, GPU, weight format) combination, in that nesting order.
+
+    Chapter: *HBM and the memory hierarchy*, "LLM decoding".
+    """
     return [decode_bound(m, g, weights=f, **kwargs) for m in models for g in gpus for f in formats]
 
 
 def compare_gpus(a: str | specs.GPUSpec = "A100-SXM4-80GB", b: str | specs.GPUSpec = "A100-SXM4-40GB",
                  precision: str = "bf16") -> dict[str, float]:
-    """Ratios a/b of dense peak compute, DRAM bandwidth, capacity and L2 (the 40 GB vs 80 GB question)."""
+    """Ratios a/b of dense peak compute, DRAM bandwidth, capacity and L2 (the 40 GB vs 80 GB question).
+
+    Chapter: *HBM and the memory hierarchy*, "40 GB versus 80 GB".
+    """
     sa, sb = specs.get(a), specs.get(b)
     return {"compute": sa.peak_flops(precision) / sb.peak_flops(precision),
             "bandwidth": sa.hbm_bytes_per_s / sb.hbm_bytes_per_s,
@@ -298,7 +311,10 @@ def compare_gpus(a: str | specs.GPUSpec = "A100-SXM4-80GB", b: str | specs.GPUSp
 
 def sweep_footprints(l2_bytes: int, points: int = 24, start_bytes: int = 256 * KiB, stop_factor: float = 4.0,
                      align: int = 4 * KiB) -> list[int]:
-    """Log-spaced footprints from ``start_bytes`` to ``stop_factor`` x L2, multiples of ``align``, unique."""
+    """Log-spaced footprints from ``start_bytes`` to ``stop_factor`` x L2, multiples of ``align``, unique.
+
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
     l2 = check.positive_int("l2_bytes", l2_bytes)
     n = check.positive_int("points", points)
     start = check.positive_int("start_bytes", start_bytes)
@@ -432,6 +448,7 @@ def zero_figure1() -> list[ZeroFigureRow]:
     """The ZeRO paper's Figure 1 (7.5B parameters, 64 GPUs, K = 12), from ``ampere/data/tables/zero-figure1.json``.
 
     A validation target of :func:`ampere.memory.zero_bytes_per_param`, never an input.
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
     """
     from . import results
 
@@ -450,6 +467,7 @@ def published_stream(gpu: str | None = None) -> list[Any]:
 
     Each is an :class:`ampere.results.Record` with figures ``write_gb_per_s``, ``read_gb_per_s``,
     ``scale_gb_per_s`` and ``triad_gb_per_s`` (bytes of every load and store stream per second).
+    Chapter: *HBM and the memory hierarchy*, "Measured bandwidth".
     """
     from . import results
 
@@ -481,14 +499,20 @@ def _sweep_from_record(rec: Any) -> L2Sweep:
 
 
 def published_l2_sweeps(gpu: str | None = None) -> list[L2Sweep]:
-    """Every published L2 working-set sweep (``benchmark="l2-sweep"``), optionally of one ``gpu``."""
+    """Every published L2 working-set sweep (``benchmark="l2-sweep"``), optionally of one ``gpu``.
+
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
     from . import results
 
     return [_sweep_from_record(r) for r in results.records(benchmark="l2-sweep", gpu=gpu, kind="published")]
 
 
 def published_l2_sweep(gpu: str) -> L2Sweep:
-    """The published sweep of ``gpu`` (a catalogue or device name); ``ValueError`` lists those available."""
+    """The published sweep of ``gpu`` (a catalogue or device name); ``ValueError`` lists those available.
+
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
     if not isinstance(gpu, str):
         raise TypeError(f"gpu must be a GPU name, got {gpu!r} ({type(gpu).__name__})")
     found = published_l2_sweeps(gpu)
@@ -888,7 +912,10 @@ class BandwidthRow(_Row):
 
 
 def bandwidth_rows(records: Iterable[Mapping[str, Any]]) -> list[BandwidthRow]:
-    """The bandwidth kernels of result records (from :func:`measure_bandwidth` or a recorded result)."""
+    """The bandwidth kernels of result records (from :func:`measure_bandwidth` or a recorded result).
+
+    Chapter: *HBM and the memory hierarchy*, "Measured bandwidth".
+    """
     rows = []
     for r in records:
         p, d = r.get("params", {}), r.get("derived", {})
@@ -902,7 +929,10 @@ def bandwidth_rows(records: Iterable[Mapping[str, Any]]) -> list[BandwidthRow]:
 
 
 def sweep_rows(records: Iterable[Mapping[str, Any]]) -> tuple[list[float], list[float], int | None]:
-    """(footprints, bytes/s, device L2 bytes) of L2-sweep records, sorted by footprint."""
+    """(footprints, bytes/s, device L2 bytes) of L2-sweep records, sorted by footprint.
+
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
     pts, l2 = [], None
     for r in records:
         p = r.get("params", {})
@@ -1067,6 +1097,7 @@ def bandwidth_points(info: Any = None, measured: Sequence[Mapping[str, Any]] | N
     machine's GPU), then results recorded on real GPUs (``results.records(benchmark="hbm",
     kind="measured")``), then the published STREAM measurements of gpu-benches for the GPUs of the catalogue
     (A100 80GB and 40GB, H200). Values in GB/s; the model of a GPU outside the catalogue is left empty.
+    Chapter: *HBM and the memory hierarchy*, "Measured bandwidth".
     """
     from . import results, views
 

@@ -59,7 +59,10 @@ NF4_SINGLE_QUANT_OVERHEAD_BITS = 32 / 64
 
 
 def format_bits(name: str, fmt: str) -> float:
-    """Bits per element of format ``fmt`` (a key of :data:`FORMAT_BITS`); ``name`` is the argument's name."""
+    """Bits per element of format ``fmt`` (a key of :data:`FORMAT_BITS`); ``name`` is the argument's name.
+
+    Chapter: *HBM and the memory hierarchy*, "Serving a model".
+    """
     return FORMAT_BITS[check.one_of(name, fmt, tuple(FORMAT_BITS))]
 
 
@@ -76,14 +79,20 @@ def group_scale_overhead_bits(group_size: int, scale_bits: int = 16, zero_point_
 
 
 def weight_bytes(params: float, fmt: str = "bf16", overhead_bits: float = 0.0) -> float:
-    """Bytes to store ``params`` weights in format ``fmt`` plus ``overhead_bits`` of scales per weight."""
+    """Bytes to store ``params`` weights in format ``fmt`` plus ``overhead_bits`` of scales per weight.
+
+    Chapter: *HBM and the memory hierarchy*, "Serving a model".
+    """
     n = check.positive("params", params)
     extra = check.nonneg("overhead_bits", overhead_bits)
     return n * (format_bits("fmt", fmt) + extra) / 8
 
 
 def shape_of(model: Any) -> TransformerShape:
-    """``model`` as a shape: a :class:`TransformerShape`, or a preset name / size class of ampere.transformer."""
+    """``model`` as a shape: a :class:`TransformerShape`, or a preset name / size class of ampere.transformer.
+
+    Chapter: *HBM and the memory hierarchy*, "What fits".
+    """
     if isinstance(model, TransformerShape):
         return model
     if isinstance(model, str):
@@ -92,13 +101,19 @@ def shape_of(model: Any) -> TransformerShape:
 
 
 def kv_bytes_per_token(model: TransformerShape | str, fmt: str = "bf16") -> float:
-    """Key and value vectors of one token in every layer: 2 x layers x kv_heads x head_dim elements."""
+    """Key and value vectors of one token in every layer: 2 x layers x kv_heads x head_dim elements.
+
+    Chapter: *HBM and the memory hierarchy*, "Serving a model".
+    """
     m = shape_of(model)
     return 2 * m.layers * m.kv_dim * format_bits("kv_cache", fmt) / 8
 
 
 def kv_cache_bytes(model: TransformerShape | str, context: int, batch: int = 1, fmt: str = "bf16") -> float:
-    """KV cache of ``batch`` sequences of ``context`` tokens: 2 x layers x kv_heads x head_dim x tokens x bytes."""
+    """KV cache of ``batch`` sequences of ``context`` tokens: 2 x layers x kv_heads x head_dim x tokens x bytes.
+
+    Chapter: *HBM and the memory hierarchy*, "Serving a model".
+    """
     ctx = check.nonneg_int("context", context)
     b = check.positive_int("batch", batch)
     return kv_bytes_per_token(model, fmt) * ctx * b
@@ -247,7 +262,10 @@ def activation_bytes_per_layer(seq: int, micro_batch: int, hidden: int, heads: i
 
 
 def logits_bytes(seq: int, micro_batch: int, vocab: int, tensor: int = 1) -> float:
-    """The fp32 logits (softmax) the cross-entropy keeps for backward: 4 s b V / t bytes."""
+    """The fp32 logits (softmax) the cross-entropy keeps for backward: 4 s b V / t bytes.
+
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
+    """
     s = check.positive_int("seq", seq)
     b = check.positive_int("micro_batch", micro_batch)
     v = check.positive_int("vocab", vocab)
@@ -335,7 +353,10 @@ RESERVE_FRACTION = 0.05
 
 
 def runtime_reserve(gpu: str | specs.GPUSpec, fraction: float = RESERVE_FRACTION) -> float:
-    """Bytes kept free on ``gpu`` for the runtime: ``fraction`` (default :data:`RESERVE_FRACTION`) of its capacity."""
+    """Bytes kept free on ``gpu`` for the runtime: ``fraction`` (default :data:`RESERVE_FRACTION`) of its capacity.
+
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
+    """
     return specs.get(gpu).memory_bytes * check.fraction("fraction", fraction)
 
 
@@ -462,7 +483,10 @@ def finetune_memory(model: TransformerShape | str, method: str = "qlora", *,
 
 
 def gpus_to_hold(total_bytes: float, gpu: str | specs.GPUSpec, reserve_bytes: float = 0.0) -> int:
-    """Smallest number of ``gpu`` whose capacity (each minus ``reserve_bytes``) holds ``total_bytes``."""
+    """Smallest number of ``gpu`` whose capacity (each minus ``reserve_bytes``) holds ``total_bytes``.
+
+    Chapter: *HBM and the memory hierarchy*, "What fits".
+    """
     total = check.nonneg("total_bytes", total_bytes)
     reserve = check.nonneg("reserve_bytes", reserve_bytes)
     usable = specs.get(gpu).memory_bytes - reserve
@@ -473,7 +497,10 @@ def gpus_to_hold(total_bytes: float, gpu: str | specs.GPUSpec, reserve_bytes: fl
 
 def max_batch(model: TransformerShape | str, gpu: str | specs.GPUSpec, *, context: int, weights: str = "bf16",
               weight_overhead_bits: float = 0.0, kv_cache: str = "bf16", reserve_bytes: float = 0.0) -> int:
-    """Most sequences of ``context`` tokens whose KV cache fits beside the weights (0: not even one)."""
+    """Most sequences of ``context`` tokens whose KV cache fits beside the weights (0: not even one).
+
+    Chapter: *HBM and the memory hierarchy*, "The 2026 use cases, checked".
+    """
     ctx = check.positive_int("context", context)
     est = model_memory(shape_of(model), weights=weights, weight_overhead_bits=weight_overhead_bits)
     free = est.headroom_bytes(gpu, reserve_bytes)
@@ -489,6 +516,7 @@ def max_trainable_params(gpu: str | specs.GPUSpec, recipe: str | TrainingRecipe 
     ``reserve_bytes`` defaults to the book's runtime reserve (:func:`runtime_reserve`, 5 % of the capacity):
     an A100 80GB then holds 76e9 / 16 = 4.75e9 parameters of mixed-precision Adam state (5.0e9 with
     ``reserve_bytes=0``). Both *HBM* and *The A100 today* quote this call with the default.
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
     """
     spec = specs.get(gpu)
     reserve = runtime_reserve(spec) if reserve_bytes is None else check.nonneg("reserve_bytes", reserve_bytes)
@@ -502,6 +530,7 @@ def min_gpus_zero(params: float, gpu: str | specs.GPUSpec, stage: int = 3,
 
     Returns None when no number of GPUs up to ``max_gpus`` is enough (stages 0-2 keep unpartitioned parts
     on every GPU).
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
     """
     n_params = check.positive("params", params)
     cap = specs.get(gpu).memory_bytes - check.nonneg("reserve_bytes", reserve_bytes)

@@ -169,7 +169,10 @@ def gpt(layers: int, hidden: int, heads: int, vocab: int = 51200, seq: int = 204
 def llama(layers: int, hidden: int, heads: int, ffn_hidden: int, vocab: int, seq: int, *,
           kv_heads: int | None = None, tied_embeddings: bool = False, name: str = "",
           source: str = "") -> TransformerShape:
-    """A LLaMA-style stack: SwiGLU MLP, RMSNorm, rotary positions, no biases, untied output by default."""
+    """A LLaMA-style stack: SwiGLU MLP, RMSNorm, rotary positions, no biases, untied output by default.
+
+    Chapter: *HBM and the memory hierarchy*, "Serving a model".
+    """
     return TransformerShape(layers, hidden, heads, vocab, seq, kv_heads=kv_heads, ffn_hidden=ffn_hidden, glu=True,
                             tied_embeddings=tied_embeddings, biases=False, norm="rmsnorm", positions="rope",
                             name=name, source=source)
@@ -204,6 +207,7 @@ def preset(name: str) -> TransformerShape:
     """The :data:`PRESETS` shape called ``name`` (or of the size class ``name``, e.g. "70B").
 
     An unknown name raises ``ValueError`` listing the names allowed.
+    Chapter: *HBM and the memory hierarchy*, "Serving a model".
     """
     key = check.one_of("name", name, (*SIZE_CLASSES, *PRESETS))
     return PRESETS[SIZE_CLASSES.get(key, key)]
