@@ -779,9 +779,9 @@ def serving_costs(demand_per_s: float = 100.0, models: int = 7, max_utilization:
 
 
 def _show_md(text: str) -> None:
-    from . import book
+    from . import tables
 
-    book.show_md(text)
+    tables.show_md(text)
 
 
 def _starts_text(p: Profile) -> str:
@@ -963,7 +963,7 @@ def show_nvml(info: Any = None, nvml: Any = None) -> None:
     """
     import html
 
-    from . import book
+    from . import tables
     from .tables import markdown_table
 
     name = getattr(info, "name", None) if getattr(info, "backend", "cpu") == "cuda" else None
@@ -985,7 +985,7 @@ def show_nvml(info: Any = None, nvml: Any = None) -> None:
                                 "instances available": p.max_count} for p in a100.profiles])
         _show_md("**What the driver reports on an A100 40GB** (`nvidia-smi mig -lgipp` and `-lgip`)\n\n" + text +
                  "\n\n" + _source_line(["nvidiamig"], "As printed in"))
-    book.show_html('<details class="ampere-device"><summary>What NVML reported on the machine behind this page'
+    tables.show_html('<details class="ampere-device"><summary>What NVML reported on the machine behind this page'
                    f"</summary><pre>{html.escape(report.summary())}</pre></details>")
 
 

@@ -303,10 +303,10 @@ def test_recorded_results_become_points(monkeypatch):
 
 def test_markdown_views(monkeypatch):
     shown = []
-    from ampere import book
+    from ampere import tables
 
-    monkeypatch.setattr(book, "show_md", shown.append)
-    monkeypatch.setattr(book, "show_html", shown.append)
+    monkeypatch.setattr(tables, "show_md", shown.append)
+    monkeypatch.setattr(tables, "show_html", shown.append)
     mig.show_profiles(A40)
     assert "| `1g.10gb` | 15 | 1 | 2/8 | 14 |" in shown[-1] and "5/1/1" in shown[-1] and "nvidiamig" not in shown[-1]
     mig.show_profiles("H200-SXM-141GB")
@@ -328,10 +328,10 @@ def test_markdown_views(monkeypatch):
 
 def test_nvml_view_without_a_driver_shows_the_guides_table(monkeypatch):
     shown = []
-    from ampere import book
+    from ampere import tables
 
-    monkeypatch.setattr(book, "show_md", shown.append)
-    monkeypatch.setattr(book, "show_html", shown.append)
+    monkeypatch.setattr(tables, "show_md", shown.append)
+    monkeypatch.setattr(tables, "show_html", shown.append)
     monkeypatch.setitem(sys.modules, "pynvml", None)
     mig.show_nvml(None)
     assert "`{0,2,4,6}:2`" in shown[0] and shown[1].startswith("<details")
@@ -380,9 +380,9 @@ def test_serving_costs_with_the_shared_prices():
 
 def test_price_and_serving_tables(monkeypatch):
     shown = []
-    from ampere import book
+    from ampere import tables
 
-    monkeypatch.setattr(book, "show_md", shown.append)
+    monkeypatch.setattr(tables, "show_md", shown.append)
     mig.show_prices()
     assert "| A100 80GB (one GPU) | 0.96–2.29 | 0.96–2.29 | 2026 |" in shown[-1] and "seed003" not in shown[-1]
     mig.show_serving(mig.serving_costs())
