@@ -137,6 +137,13 @@ class NumberFormat:
         return (self.mantissa_bits + (1 if self.is_float else 0)) * math.log10(2)
 
     @property
+    def normal_range_decades(self) -> float:
+        """Decades between the smallest normal and the largest finite value (the range at full precision)."""
+        if not self.is_float:
+            return math.log10(self.max_normal)
+        return math.log10(self.max_normal) - math.log10(self.min_normal)
+
+    @property
     def range_decades(self) -> float:
         """Decades between the smallest subnormal and the largest finite value (0..127 for INT8: 2.1)."""
         low = self.min_subnormal if self.is_float else 1.0
@@ -1228,7 +1235,8 @@ def plot_bit_layouts(ax: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "f
     ax.grid(False)
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[Patch(color=c, label=k) for k, c in _FIELD_COLORS.items()], loc="lower right", ncols=3)
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in _FIELD_COLORS.items()], loc="lower right", ncols=3,
+              fontsize=8)
 
 
 def plot_error_vs_k(ax: Any, sweep: ErrorSweep, bound_format: str = "fp32") -> None:
@@ -1322,3 +1330,231 @@ def _size_color(i: int, n: int) -> str:
     """The i-th of n greens (sizes in :func:`plot_throughput`)."""
     shades = ["#b8d97a", "#9ccc3d", "#76b900", "#4f7c00", "#2f4a00"]
     return shades[min(len(shades) - 1, i + max(0, (len(shades) - n) // 2))]
+
+
+# -------------------------------------------------------------------------------------------------------
+# 8. The chapter's tables, checks and views (the notebook calls these; the logic stays testable here)
+# -------------------------------------------------------------------------------------------------------
+
+
+def format_rows(names: Iterable[str] | None = None) -> list[dict[str, str]]:
+    """The formats as Markdown-ready rows: widths, extremes, epsilon, unit roundoff, digits, and the range in
+    decades twice (normal numbers only, and down to the smallest subnormal). Chapter *TF32 and the
+    precision formats*, section "Formats, derived from their bits".
+    """
+    out = []
+    for name in names or FORMATS:
+        f = get_format(name)
+        g = (lambda v, spec: _fmt_value(v, spec))  # noqa: E731
+        out.append({"format": f.label, "bits": str(f.storage_bits), "E": str(f.exponent_bits), "m": str(f.mantissa_bits),
+                    "max": g(f.max_normal, ".4g"), "min normal": g(f.min_normal, ".3g") if f.is_float else "",
+                    "min subnormal": g(f.min_subnormal, ".3g") if f.is_float else "",
+                    "epsilon": g(f.epsilon, ".3g") if f.is_float else "",
+                    "u": g(f.unit_roundoff, ".3g") if f.is_float else "", "digits": f"{f.decimal_digits:.2f}",
+                    "decades (normal)": f"{f.normal_range_decades:.1f}",
+                    "decades (with subnormals)": f"{f.range_decades:.1f}" if f.is_float else ""})
+    return out
+
+
+def rounding_rows(values: Any) -> list[dict[str, str]]:
+    """Each FP32 value rounded to BF16, FP16 and TF32 (nearest and truncate), printed to 9 digits.
+    Chapter *TF32 and the precision formats*, section "Rounding, bit for bit"."""
+    x = _float32_array("values", values).reshape(-1)
+    cols = {"BF16": ("bf16", "nearest"), "FP16": ("fp16", "nearest"), "TF32 nearest": ("tf32", "nearest"),
+            "TF32 truncate": ("tf32", "truncate")}
+    rounded = {k: round_to(x, f, m) for k, (f, m) in cols.items()}
+    return [{"x (FP32)": f"{v:.9g}", **{k: f"{rounded[k][i]:.9g}" for k in cols}} for i, v in enumerate(x)]
+
+
+#: Hand-picked FP32 bit patterns every comparison with torch includes: signed zeros, infinities, a NaN,
+#: the smallest subnormal, the largest finite value, FP16's rounding boundaries and subnormal edges.
+_SPECIAL_BITS = (0x0000_0000, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x0000_0001, 0x7F7F_FFFF,
+                 0x477F_EFFF, 0x477F_F000, 0x3300_0000, 0x3300_0001)
+
+
+def torch_agreement(count: int = 1_000_000, seed: int = 2026) -> dict[str, bool]:
+    """Whether :func:`round_to` equals torch's ``.to(bfloat16)`` / ``.to(float16)`` bit for bit on ``count``
+    random FP32 bit patterns (every exponent, NaNs, infinities, subnormals) plus the special values (NaN
+    equals NaN: payloads are not part of the result). Chapter *TF32 and the precision formats*.
+    """
+    import torch
+
+    count, seed = check.positive_int("count", count), check.nonneg_int("seed", seed)
+    rng = np.random.default_rng(seed)
+    bits = np.concatenate([rng.integers(0, 2**32, count, dtype=np.uint64).astype(np.uint32),
+                           np.array(_SPECIAL_BITS, dtype=np.uint32)])
+    x = bits.view(np.float32)
+    out = {}
+    for fmt, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16)):
+        ours = round_to(x, fmt)
+        theirs = torch.from_numpy(x.copy()).to(dtype).float().numpy()
+        nan = np.isnan(theirs)
+        out[fmt] = bool(np.array_equal(np.isnan(ours), nan)) and bool(
+            np.array_equal(ours.view(np.uint32)[~nan], theirs.view(np.uint32)[~nan]))
+    return out
+
+
+def error_rows(sweep: ErrorSweep) -> list[dict[str, str]]:
+    """The error sweep as Markdown-ready rows (K, then one column per case). Chapter *TF32 and the precision
+    formats*, section "Error that grows with K"."""
+    return [{"K": str(k), **{c: f"{sweep.at(c, k):.2e}" for c in sweep.errors}} for k in sweep.ks]
+
+
+def error_checks(sweep: ErrorSweep) -> dict[str, bool]:
+    """The chapter's four statements about an :func:`error_vs_k` sweep, as booleans that hold on any machine.
+    Chapter *TF32 and the precision formats*, section "Error that grows with K"."""
+    u_tf32, u_fp32 = FORMATS["tf32"].unit_roundoff, FORMATS["fp32"].unit_roundoff
+    ks = sweep.ks
+    return {
+        "TF32 error within 5 % of FP16 error at every K (same 10-bit mantissa)":
+            all(abs(sweep.at("tf32", k) / sweep.at("fp16", k) - 1) < 0.05 for k in ks),
+        "TF32 error between 0.4 u and 0.8 u at every K (input rounding dominates)":
+            all(0.4 < sweep.at("tf32", k) / u_tf32 < 0.8 for k in ks),
+        "truncation costs between 2x and 3x the error of rounding":
+            all(2 < sweep.at("tf32 truncate", k) / sweep.at("tf32", k) < 3 for k in ks),
+        "FP32 error grows with K and stays below sqrt(K) u_fp32":
+            sweep.at("fp32", ks[-1]) > 2 * sweep.at("fp32", ks[0])
+            and all(sweep.at("fp32", k) < math.sqrt(k) * u_fp32 for k in ks),
+    }
+
+
+#: The accumulation experiments of the chapter: label -> (inputs, accumulate, rounding of the inputs).
+ACCUMULATION_CASES: dict[str, tuple[str, str, str]] = {
+    "FP16 inputs, FP16 accumulation": ("fp16", "fp16", "nearest"),
+    "BF16 inputs, BF16 accumulation": ("bf16", "bf16", "nearest"),
+    "TF32 inputs (nearest), FP32 accumulation": ("tf32", "fp32", "nearest"),
+    "TF32 inputs (truncate), FP32 accumulation": ("tf32", "fp32", "truncate"),
+}
+
+
+def accumulation_curves(k_max: int = 4096) -> dict[str, dict[str, list[float]]]:
+    """:func:`accumulation_error_curve` for every case of :data:`ACCUMULATION_CASES` (positive inputs).
+    Chapter *TF32 and the precision formats*, section "Error that grows with K"."""
+    return {label: accumulation_error_curve(k_max, i, a, mode=m) for label, (i, a, m) in ACCUMULATION_CASES.items()}
+
+
+def plot_accumulation(ax: Any, curves: Mapping[str, Mapping[str, Sequence[float]]], u_format: str = "fp16") -> None:
+    """Componentwise error against K of :func:`accumulation_curves`, with K u and sqrt(K) u of ``u_format``.
+    Chapter *TF32 and the precision formats*, section "Error that grows with K"."""
+    colors = {"FP16": "#ff7f0e", "BF16": "#1f77b4", "TF32 inputs (nearest)": "#76b900", "TF32 inputs (truncate)": "#4f7c00"}
+    for label, cur in curves.items():
+        color = next((c for k, c in colors.items() if label.startswith(k)), "black")
+        ax.loglog(cur["k"], cur["error"], color=color, linestyle="--" if "truncate" in label else "-", label=label)
+    ks = np.array(next(iter(curves.values()))["k"], dtype=float)
+    u = FORMATS[u_format].unit_roundoff
+    ax.loglog(ks, ks * u, color="#555555", linestyle="-.", label=f"K u (u of {FORMATS[u_format].label})")
+    ax.loglog(ks, np.sqrt(ks) * u, color="#999999", linestyle=":", label=f"sqrt(K) u (u of {FORMATS[u_format].label})")
+    ax.set_xlabel("inner dimension K")
+    ax.set_ylabel("max |error| / (|A||B|), componentwise")
+
+
+def census_rows(values: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "fp16", "fp8_e5m2", "fp8_e4m3")
+                ) -> list[dict[str, str]]:
+    """:func:`range_census` of ``values`` in each format, in percent. Chapter *TF32 and the precision formats*,
+    section "Dynamic range"."""
+    out = []
+    for n in names:
+        c = range_census(values, n)
+        out.append({"format": FORMATS[n].label, **{f"{k} (%)": f"{100 * v:.1f}" for k, v in c.items()}})
+    return out
+
+
+def training_rows(runs: Sequence[TrainingRun]) -> list[dict[str, str]]:
+    """:func:`train_digits_mlp` runs as Markdown-ready rows. Chapter *TF32 and the precision formats*."""
+    return [{"precision": r.precision, "backend": r.backend, "final loss": f"{r.epoch_losses[-1]:.4f}",
+             "train acc %": f"{100 * r.train_accuracy:.2f}", "test acc %": f"{100 * r.test_accuracy:.2f}",
+             "seconds": f"{r.seconds:.2f}"} for r in runs]
+
+
+def tf32_peak_rows() -> list[dict[str, str]]:
+    """Dense FP32 and TF32 peaks of every catalogue GPU with TF32, their ratios, and the TF32 sparse peak.
+    Chapter *TF32 and the precision formats*, section "Measured on a GPU"."""
+    from . import specs
+
+    rows = []
+    for name in specs.names():
+        s = specs.get(name)
+        if s.supports("tf32"):
+            rows.append({"GPU": name, "FP32 TFLOP/s": f"{s.peak_flops('fp32') / 1e12:.1f}",
+                         "TF32 TFLOP/s": f"{s.peak_flops('tf32') / 1e12:.1f}", "TF32/FP32": f"{peak_ratio(name):.1f}",
+                         "TF32/FP16": f"{peak_ratio(name, 'tf32', 'fp16'):.2f}",
+                         "TF32 sparse": f"{s.peak_flops('tf32', sparse=True) / 1e12:.1f}" if s.sparse_2to4 else ""})
+    return rows
+
+
+def tf32_points(info: Any = None, records: Sequence[Mapping[str, Any]] | None = None, min_n: int = 2048) -> list[Any]:
+    """Strict-FP32 and TF32 matmul throughput beside their dense peaks: ``records`` (measured here), results
+    recorded with ``bench tf32`` (``ampere/data``), then published timings (:func:`published_tf32`, turned
+    into TFLOP/s as 2 n^3 / t). Chapter *TF32 and the precision formats*, section "Measured on a GPU".
+    """
+    from . import gemm, results, specs, views
+
+    def peak(gpu: str | None, p: str) -> float | None:
+        spec = specs.match(gpu) if gpu and gpu not in specs.names() else (specs.get(gpu) if gpu else None)
+        key = gemm.peak_precision_for(spec, p) if spec is not None else None
+        return spec.peak_flops(key) / 1e12 if key else None
+
+    label = {"fp32": "FP32 (TF32 off)", "tf32": "TF32"}
+    pts = []
+    gpu_here = (getattr(info, "spec_name", None) or info.label()) if info is not None else "this GPU"
+    for r in throughput_rows(records or ()):
+        if r["precision"] in label and r["n"] >= min_n:
+            pts.append(views.Point(f"{label[r['precision']]} {r['n']}³", gpu_here, peak(getattr(info, "spec_name", None),
+                                   r["precision"]), r["tflops"], "TFLOP/s", kind="measured", source="measured here"))
+    for res in results.recorded(benchmark="tf32"):
+        if res["device"].get("backend") != "cuda":
+            continue
+        gpu = res["device"].get("spec_name") or res["device"].get("name", "?")
+        for r in throughput_rows(res["records"]):
+            if r["precision"] in label and r["n"] >= min_n:
+                pts.append(views.Point(f"{label[r['precision']]} {r['n']}³", gpu, peak(gpu, r["precision"]),
+                                       r["tflops"], "TFLOP/s", kind="recorded", source=results.provenance(res)))
+    for rec in published_tf32():
+        flops = gemm.matmul_flops(rec.params["m"], rec.params["n"], rec.params["k"])
+        for p in ("fp32", "tf32"):
+            pts.append(views.Point(f"{label[p]} {rec.params['n']}³", rec.gpu, peak(rec.gpu, p),
+                                   flops / rec.figure(f"{p}_time_s") / 1e12, "TFLOP/s", kind="published",
+                                   source=views.source_text(rec)))
+    return pts
+
+
+def show_tf32(info: Any, *, measure: bool | None = None, sizes: Sequence[int] = (4096, 8192)) -> list[Any]:
+    """The "Measured on a GPU" section in one call. Where TF32 tensor cores exist (``info.tf32``, or when
+    ``measure`` says so) it times strict FP32 and TF32 (and FP64, BF16, FP16, INT8 where the GPU has them)
+    with :func:`measure_throughput`, compares the device's TF32 product with the CPU emulation and runs the
+    conversion probe; then it shows every FP32 and TF32 throughput there is (measured here, recorded,
+    published) beside the dense peaks, as a figure and a Markdown table, and, after a measurement, the
+    error table and the rounding rule found. Returns the points shown.
+
+    Chapter *TF32 and the precision formats*, section "Measured on a GPU".
+    """
+    from . import device as _device
+    from . import tables, views
+
+    run = bool(getattr(info, "tf32", False)) if measure is None else check.boolean("measure", measure)
+    records: list[dict[str, Any]] = []
+    if run:
+        dev = _device.torch_device(info)
+        records, _ = measure_throughput(tuple(sizes), device=dev, warmup_s=1.0, max_time_s=3.0, info=info)
+        records += compare_tf32_with_emulation(dev, ks=(256, 1024, 4096))
+        records.append(tf32_conversion_probe(dev))
+    pts = tf32_points(info, records, min_n=min(sizes) if run else 2048)
+    views.show(pts, title="Strict FP32 and TF32 matmuls against their dense peaks", model_label="dense peak",
+               real_label="reached", digits=1, log=True)
+    if run:
+        for n, speedup in tf32_speedups(records).items():
+            tables.show_md(f"TF32 over strict FP32 at {n}³ on this GPU: {speedup:.2f}x.")
+        err = [r for r in records if r.get("kind") == "tf32_error"]
+        tables.show_md(tables.markdown_table(
+            [{"K": r["params"]["k"], "device TF32": f"{r['derived']['device_tf32']:.2e}",
+              "emulated nearest": f"{r['derived']['emulated_nearest']:.2e}",
+              "emulated truncate": f"{r['derived']['emulated_truncate']:.2e}",
+              "device / emulated": f"{r['derived']['ratio_to_nearest']:.3f}",
+              "distance to nearest": f"{r['derived']['distance_to_nearest']:.1e}",
+              "distance to truncate": f"{r['derived']['distance_to_truncate']:.1e}"} for r in err]))
+        probe = next((r for r in records if r.get("kind") == "tf32_conversion"), None)
+        if probe:
+            ties = probe["derived"]["match_on_ties"]
+            tables.show_md("Conversion probe, share of half-way values each rule reproduces: "
+                           + ", ".join(f"{k} {v:.3f}" for k, v in ties.items()) + ".")
+    return pts
