@@ -27,7 +27,7 @@ result::
      "records": [{"id": "mamf-a100-sxm4-80gb-bf16",       # unique over all files
                   "benchmark": "matmul",                  # what was measured
                   "gpu": "A100-SXM4-80GB",                # a catalogue name of ampere.specs (or a system name)
-                  "figures": {"bf16_tflop_per_s": 271.2}, # numbers (or lists), the unit in every name
+                  "figures": {"bf16_tflop_per_s": 250.0}, # numbers (or lists), the unit in every name
                   "params": {"m": 1024, ...},             # the configuration measured
                   "setup": {"torch": "2.6"},              # clocks, power limit, software, as stated
                   "source": "bekman2024mle",              # a key of book/references.bib
@@ -254,7 +254,7 @@ class Record:
     kind: str                          # "measured" | "published"
     benchmark: str                     # "matmul", "stream", "l2-sweep", "all-reduce", ...
     gpu: str                           # catalogue name (ampere.specs) where known, else the device or system name
-    figures: Mapping[str, Any]         # {"bf16_tflop_per_s": 271.2, ...}
+    figures: Mapping[str, Any]         # {"bf16_tflop_per_s": 250.0, ...}
     source: str                        # bib key (published) or result file name (measured)
     where: str = ""                    # table/figure/page/file in the source; for measured, the provenance
     params: Mapping[str, Any] = field(default_factory=dict)

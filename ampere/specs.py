@@ -386,10 +386,11 @@ _add(GPUSpec(
     sources={**_H100_SOURCES, "memory_bytes": "nvidia2024h200", "hbm_bytes_per_s": "nvidia2024h200",
              "datasheet": "nvidia2024h200", "memory_bus_bits": "bekman2024mle",
              "memory_data_rate_bps": "bekman2024mle", "memory_stacks": "bekman2024mle",
-             "l2_bytes": "bekman2024mle", "tdp_w": "nvidia2024h200"},
+             "l2_bytes": "nvidia2022hopper", "tdp_w": "nvidia2024h200"},
     notes=("Same GH100 compute as the H100 SXM; the difference is 141 GB of HBM3e at 4.8 TB/s.",
            "The 6144-bit interface (6 stacks) is inferred from the capacity, not published by NVIDIA.",
-           "The device reports a larger L2 (60 MiB) than the 50 MB of the H100 datasheet; trust the device."),
+           "NVIDIA publishes no H200 L2 size; 50 MB is GH100's H100 SXM5 configuration (nvidia2022hopper), "
+           "and the knee of the published gpu-benches sweep sits at 0.98 x 50 MiB."),
 ))
 
 _GA10X_SOURCES = {"*": "nvidia2020ga102", "compute_capability": "nvidiacudagpus",

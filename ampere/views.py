@@ -5,7 +5,7 @@ Chapter: every measuring chapter ("Measure, model, record" in CONTRIBUTING.md). 
 the reader can, and otherwise gathers the best real numbers there are — results recorded by contributors
 on real GPUs, then published measurements — and hands them to :func:`show` as :class:`Point` rows:
 
-    points = [views.Point("bf16 matmul, best shape", "A100-SXM4-80GB", model=312.0, real=271.2,
+    points = [views.Point("bf16 matmul, best shape", "A100-SXM4-80GB", model=312.0, real=250.0,
                           unit="TFLOP/s", kind="published", source=views.source_text(rec))]
     views.show(points, title="Achievable matmul vs the dense peak", model_label="dense peak")
 
