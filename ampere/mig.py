@@ -24,9 +24,9 @@ from typing import Any, Iterable, Sequence
 
 from . import check, pricing, results, specs, views
 from .mig_geometry import (COMPUTE_SLICES, MEMORY_SLICES, DocConflict, InstancePeaks, LayoutRow, LayoutUsage,
-                           MigTable, Placement, Profile, addable, doc_conflicts, enumerate_layouts,
-                           format_layout, instance_peaks, layout_maps, layout_rows, mig_gpus, place, placement,
-                           profile, profile_from_device_name, profiles, smallest_profile, table, usage, validate)
+                           MigTable, Placement, Profile, addable, doc_conflicts, enumerate_layouts, format_layout,
+                           instance_peaks, layout_maps, layout_rows, layouts_arg, mig_gpus, place, placement, profile,
+                           profile_from_device_name, profiles, smallest_profile, table, usage, validate)
 from .mig_sim import (MODES, SCENARIOS, IsolationRow, SimConfig, SimResult, TenantStats, VictimSummary, Workload,
                       default_tenants, isolation_study, service_time, simulate)
 
@@ -128,6 +128,9 @@ def plot_layouts(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]], ax:
     if ax is None:
         _, ax = plots.figure("tall")
     colour = {p.name: _PALETTE[i % len(_PALETTE)] for i, p in enumerate(table(spec).profiles)}
+    layouts = layouts_arg(layouts)
+    if not layouts:
+        raise ValueError("layouts is empty: nothing to draw")
     n = len(layouts)
     for row, lay in enumerate(layouts):
         y = n - 1 - row
@@ -855,7 +858,7 @@ def show_validation(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]]) 
     from .tables import markdown_table
 
     rows = []
-    for lay in layouts:
+    for lay in layouts_arg(layouts):
         lay = list(lay)
         try:
             ok = validate(gpu, lay)
@@ -875,6 +878,8 @@ def show_layouts(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]], pro
     rows = [{"#": r.n, "layout": f"`{r.layout}`", "instances": r.instances, "memory (8)": f"`{r.memory}`",
              "compute (7)": f"`{r.compute}`", "SMs": r.sms, "stranded memory / compute": f"{r.stranded_memory} / "
              f"{r.stranded_compute}"} for r in layout_rows(gpu, layouts, profiles)]
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a string or None; got {title!r}")
     title = title or f"The {len(rows)} maximal layouts of the {specs.get(gpu).name}"
     _show_md(f"````{{dropdown}} {title}\n{markdown_table(rows)}\n````")
 
@@ -907,6 +912,7 @@ def instance_points(info: Any = None, quick: bool = True) -> tuple[list[views.Po
     instance (:func:`instance_peaks`: the SM share of the dense peak, the memory-slice share of the
     bandwidth). Chapter: *Multi-Instance GPU*, "On a real GPU".
     """
+    quick = check.boolean("quick", quick)
     matmul: list[views.Point] = []
     copy: list[views.Point] = []
     if info is not None and getattr(info, "backend", "cpu") == "cuda":

@@ -32,7 +32,7 @@ from . import check, results, specs
 __all__ = [
     "MEMORY_SLICES", "COMPUTE_SLICES", "Profile", "MigTable", "Placement", "LayoutUsage", "LayoutRow",
     "DocConflict", "InstancePeaks", "mig_gpus", "table", "profiles", "profile", "placement", "validate",
-    "addable", "enumerate_layouts", "place", "usage", "format_layout", "layout_maps", "layout_rows",
+    "addable", "enumerate_layouts", "place", "usage", "format_layout", "layouts_arg", "layout_maps", "layout_rows",
     "doc_conflicts", "instance_peaks", "profile_from_device_name", "smallest_profile",
 ]
 
@@ -490,11 +490,27 @@ def usage(gpu: str | specs.GPUSpec, layout: Iterable[Any], profiles: Sequence[st
 
 
 def format_layout(layout: Iterable[Any]) -> str:
-    """``4g.20gb@0 + 3g.20gb@4`` (no validation).
+    """``4g.20gb@0 + 3g.20gb@4`` (the pairs are not checked against a GPU: use :func:`validate` for that).
 
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
-    return " + ".join(f"{n}@{s}" for n, s in layout) or "(empty)"
+    if isinstance(layout, (str, bytes)) or not isinstance(layout, Iterable):
+        raise TypeError(f"layout must be a list of (profile_name, start_slot) pairs; got {layout!r}")
+    parts = []
+    for i, entry in enumerate(layout):
+        if isinstance(entry, Placement):
+            entry = entry.key
+        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
+            raise ValueError(f"layout[{i}]={entry!r} must be a (profile_name, start_slot) pair")
+        parts.append(f"{entry[0]}@{entry[1]}")
+    return " + ".join(parts) or "(empty)"
+
+
+def layouts_arg(layouts: Any) -> list[Any]:
+    """``layouts`` as a list of layouts, or ``TypeError`` (a list of layouts, each a list of pairs)."""
+    if isinstance(layouts, (str, bytes)) or not isinstance(layouts, Iterable):
+        raise TypeError(f"layouts must be a list of layouts (each a list of (profile, start) pairs); got {layouts!r}")
+    return list(layouts)
 
 
 _LETTERS = "ABCDEFGH"
@@ -541,7 +557,7 @@ def layout_rows(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]],
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     rows = []
-    for i, lay in enumerate(layouts, 1):
+    for i, lay in enumerate(layouts_arg(layouts), 1):
         u = usage(gpu, lay, profiles)
         mem, comp = _maps(u)
         rows.append(LayoutRow(n=i, layout=format_layout(u.layout), instances=u.instances, memory=mem,

@@ -402,3 +402,26 @@ def test_every_source_key_is_in_the_bibliography():
             used |= {p.source} | ({p.sm_count_source} if p.sm_count_source else set())
     used |= {r.source for r in results.records(benchmark="mig", kind="published")}
     assert used <= keys, sorted(used - keys)
+
+
+def test_views_and_figures_refuse_bad_input():
+    with pytest.raises(TypeError, match="layouts"):
+        mig.layout_rows(A40, 5)
+    with pytest.raises(TypeError, match="layouts"):
+        mig.plot_layouts(A40, 5)
+    with pytest.raises(ValueError, match="empty"):
+        mig.plot_layouts(A40, [])
+    with pytest.raises(TypeError, match="layouts"):
+        mig.show_validation(A40, 5)
+    with pytest.raises(TypeError, match="title"):
+        mig.show_layouts(A40, [[("7g.40gb", 0)]], title=5)
+    with pytest.raises(TypeError, match="quick"):
+        mig.instance_points(None, quick="yes")
+    with pytest.raises(TypeError, match="layout must be a list"):
+        mig.format_layout(5)
+    with pytest.raises(ValueError, match=r"layout\[0\]"):
+        mig.format_layout([("1g.5gb",)])
+    with pytest.raises(TypeError, match="MigReport"):
+        mig.compare_with_driver(None)
+    with pytest.raises(TypeError, match="device_name"):
+        mig.nvml_mig_report(device_name=7)
