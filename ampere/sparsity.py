@@ -1255,7 +1255,7 @@ def probe_backend(info: Any = None, dtype: str = "float16") -> BackendCheck:
         return BackendCheck(False, None, "torch is not installed")
     info = info or _device.probe()
     if info.backend != "cuda":
-        return BackendCheck(False, None, f"no CUDA GPU here ({info.label()}): model and recorded results only")
+        return BackendCheck(False, None, "no CUDA GPU here: the chapter shows recorded and published measurements")
     candidates = [b for b in BACKEND_ORDER if b in info.sparse_2to4_backends]
     if not candidates:
         cc = info.compute_capability or (0, 0)
@@ -1764,6 +1764,241 @@ def claims_rows(asp: dict[str, Any] | None = None) -> list[dict[str, str]]:
                      "verdict": "reproduced",
                      "evidence": f"digits MLP, mean of {len(asp['seeds'])} seeds: {drop:.1f} points lost at pruning, "
                                  f"{rec:.1f} after retraining"})
+    from . import views
+
+    return [{**r, "source": views.cite_label(r["source"])} for r in rows]
+
+
+
+
+# -------------------------------------------------------------------------------------------------------
+# The chapter's tables, checks and views (the notebook calls these; the logic stays testable here)
+# -------------------------------------------------------------------------------------------------------
+
+
+def block_rows(a: Any) -> list[dict[str, str]]:
+    """A small matrix as Markdown-ready rows (zeros printed as 0), for the chapter's worked example.
+
+    Chapter: *2:4 structured sparsity*, "The rule".
+    """
+    arr = _float_array(a, "a")
+    if arr.ndim != 2:
+        raise ValueError(f"a must be 2-D, got shape {arr.shape}")
+    return [{"row": str(i), **{f"c{j}": (f"{x:.2f}" if x != 0 else "0") for j, x in enumerate(r)}}
+            for i, r in enumerate(np.asarray(arr, dtype=np.float64))]
+
+
+def metadata_rows(metadata: np.ndarray, groups: int) -> list[dict[str, str]]:
+    """Each row's first metadata word in binary and the (lo, hi) positions of its ``groups`` groups.
+
+    Chapter: *2:4 structured sparsity*, "The compressed format".
+    """
+    nib = metadata_nibbles(metadata, groups)
+    bits = 8 * metadata.dtype.itemsize
+    return [{"row": str(r), f"word 0 ({metadata.dtype})": f"0b{int(metadata[r, 0]):0{bits}b}",
+             "positions per group": ", ".join(f"({n & 3}, {n >> 2})" for n in nib[r])}
+            for r in range(metadata.shape[0])]
+
+
+def round_trip_rows(rows: int = 256, cols: int = 512, seed: int = 1) -> list[dict[str, str]]:
+    """Prune, compress and decompress a random matrix in every format the sparse tensor cores take (FP16,
+    BF16 through torch, FP32, INT8): is it 2:4, is the round trip bit-exact, and the storage measured from
+    the arrays' byte counts. Chapter: *2:4 structured sparsity*, "Exact round trips".
+    """
+    import torch
+
+    rows, cols, seed = check.positive_int("rows", rows), check.positive_int("cols", cols), check.nonneg_int("seed", seed)
+    base = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed))
+    cases = {"fp16 (numpy)": base.numpy().astype(np.float16), "bf16 (torch)": base.bfloat16(),
+             "fp32 (numpy)": base.numpy(), "int8 (numpy)": np.clip(np.round(base.numpy() * 40), -128, 127).astype(np.int8)}
+    out = []
+    for name, w in cases.items():
+        p = prune_2to4(w)
+        v, m = compress_2to4(p)
+        back = decompress_2to4(v, m, p.shape[1])
+        exact = (torch.equal(back.view(torch.int16), p.view(torch.int16)) if _is_torch_tensor(p)
+                 else back.tobytes() == p.tobytes())
+        ratio = storage_ratio(p, v, m)
+        out.append({"format": name, "2:4 after pruning": str(is_2to4(p)), "round trip bit-exact": str(exact),
+                    "storage (of dense)": f"{ratio.numerator * 16 / ratio.denominator:g}/16"})
+    return out
+
+
+def tf32_layout_rows(seed: int = 2) -> list[dict[str, str]]:
+    """PyTorch's own CUTLASS encoder on a 1:2 FP32 matrix: the nibbles it uses and the storage of its arrays
+    (the TF32 sparse format). Empty when this torch lacks the encoder. Chapter: *2:4 structured sparsity*,
+    "Exact round trips".
+    """
+    import torch
+
+    w = prune_1to2(torch.randn(64, 128, generator=torch.Generator().manual_seed(check.nonneg_int("seed", seed))))
+    ref = torch_cutlass_reference(w)
+    if ref is None:
+        return []
+    v, m = ref
+    nibbles = sorted({int(n) for n in np.unique(metadata_nibbles(m, 128 // 2))})
+    r = storage_ratio(w, v, m)
+    return [{"1:2 pattern": str(is_1to2(w)), "nibbles used": ", ".join(f"0b{n:04b}" for n in nibbles),
+             "positions": ", ".join(f"({n & 3}, {n >> 2})" for n in nibbles),
+             "storage from PyTorch's arrays": f"{r.numerator * 16 / r.denominator:g}/16",
+             "formula": str(hardware_storage_ratio("tf32"))}]
+
+
+def compressed_product_checks(seed: int = 3) -> dict[str, bool]:
+    """The product from the compressed form against the dense masked product, exact on small integers
+    (FP16 with FP32 accumulation, INT8 with INT32), and half the multiply-adds.
+    Chapter: *2:4 structured sparsity*, "Multiplying from the compressed form".
+    """
+    gen = np.random.default_rng(check.nonneg_int("seed", seed))
+    a = prune_2to4(gen.integers(-8, 9, (128, 256)).astype(np.float16))
+    b = gen.integers(-8, 9, (256, 64)).astype(np.float16)
+    va, ma = compress_2to4(a)
+    a8 = prune_2to4(gen.integers(-128, 128, (64, 128)).astype(np.int8))
+    b8 = gen.integers(-128, 128, (128, 32)).astype(np.int8)
+    y8 = matmul_2to4(*compress_2to4(a8), b8)
+    return {"fp16 integers: from compressed == dense masked product (FP32 accumulation)":
+                bool(np.array_equal(matmul_2to4(va, ma, b), a.astype(np.float32) @ b.astype(np.float32))),
+            "int8: int32 result equal to the int32 dense product":
+                bool(y8.dtype == np.int32 and np.array_equal(y8, a8.astype(np.int32) @ b8.astype(np.int32))),
+            "half the multiply-adds of the dense product": 2 * va.size == a.size}
+
+
+def cutlass_agreement_rows(seed: int = 4) -> list[dict[str, str]]:
+    """This module's format against PyTorch's CUTLASS encoder on all eleven allowed group patterns, FP16 and
+    BF16: same values, same metadata after :func:`cutlass_metadata_layout`. Empty without the encoder.
+    Chapter: *2:4 structured sparsity*, "What the GPU really reads".
+    """
+    import torch
+
+    patterns = [p for p in range(16) if bin(p).count("1") <= 2]
+    codes = np.random.default_rng(check.nonneg_int("seed", seed)).choice(patterns, size=(64, 32))
+    keep = ((codes[..., None] >> np.arange(4)) & 1).astype(bool).reshape(64, 128)
+    out = []
+    for dtype in (torch.float16, torch.bfloat16):
+        w = (torch.randn(64, 128, generator=torch.Generator().manual_seed(seed + 1)) * torch.from_numpy(keep)).to(dtype)
+        v, m = compress_2to4(w)
+        ref = torch_cutlass_reference(w)
+        if ref is None:
+            return []
+        out.append({"dtype": str(dtype).replace("torch.", ""),
+                    "values identical": str(torch.equal(v.view(torch.int16), ref[0].view(torch.int16))),
+                    "metadata identical after the permutation": str(np.array_equal(cutlass_metadata_layout(m),
+                                                                                    ref[1]))})
+    return out
+
+
+def peak_table(gpus: Iterable[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB", "RTX-A6000")) -> list[dict[str, str]]:
+    """:func:`peak_rows` formatted for a Markdown table. Chapter: *2:4 structured sparsity*."""
+    return [{"GPU": r["gpu"], "precision": r["precision"], "dense": f"{r['dense']:.1f}",
+             "2:4 sparse": f"{r['sparse']:.1f}" if r["sparse"] is not None else "",
+             "sparse / dense": f"{r['ratio']:.0f}" if r["ratio"] else "", "datasheet sparse": r["datasheet sparse"] or "",
+             "agrees": "" if r["agrees"] is None else ("yes" if r["agrees"] else "no")} for r in peak_rows(gpus)]
+
+
+def time_model_rows(gpu: str = "A100-SXM4-80GB", tokens: Sequence[int] = (1, 16384), in_features: int = 4096,
+                    out_features: int = 4096, precision: str = "fp16") -> list[dict[str, str]]:
+    """:func:`matmul_time_model` for dense, 2:4 and unstructured 50 % at each token count, as table rows.
+    Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
+    """
+    rows = []
+    for n in tokens:
+        shape = LinearShape(check.positive_int("tokens", n), in_features, out_features)
+        for kind in ("dense", "2:4", "unstructured"):
+            t = matmul_time_model(gpu, shape, precision, kind)
+            rows.append({"tokens": str(shape.tokens), "kind": kind, "time (us)": f"{1e6 * t['time_s']:.2f}",
+                         "bound": t["bound"], "how": t["strategy"]})
     return rows
 
 
+def asp_table(summary: dict[str, Any]) -> list[dict[str, str]]:
+    """Means over seeds of :func:`asp_summary`, one row per method. Chapter: *2:4 structured sparsity*."""
+    out = []
+    for method in summary["methods"]:
+        st = summary["per_method"][method]
+        out.append({"method": method, "zeros": f"{100 * st['zeros']['mean']:.0f} %",
+                    "accuracy, pruned": f"{100 * st['acc_pruned']['mean']:.1f} %",
+                    "accuracy, retrained": f"{100 * st['acc_retrained']['mean']:.1f} %",
+                    "loss, pruned": f"{st['loss_pruned']['mean']:.3f}",
+                    "loss, retrained": f"{st['loss_retrained']['mean']:.3f}"})
+    return out
+
+
+def accuracy_rows() -> list[dict[str, str]]:
+    """:func:`published_accuracy` for a Markdown table, with whose run each row is and where it is printed.
+    Chapter: *2:4 structured sparsity*, "Accuracy".
+    """
+    from . import views
+
+    return [{"network": r.network, "dataset": r.dataset, "metric": r.metric, "dense": f"{r.dense:g}",
+             "2:4 sparse": f"{r.sparse:g}", "pruned, not retrained": "" if r.pruned_no_retraining is None
+             else f"{r.pruned_no_retraining:g}", "whose run": r.reported_by, "source": views.cite_label(r.source)}
+            for r in published_accuracy()]
+
+
+def _published_shape(rec: Any) -> LinearShape | None:
+    p = rec.params
+    if all(k in p for k in ("tokens", "in_features", "out_features")):
+        return LinearShape(p["tokens"], p["in_features"], p["out_features"])
+    if all(k in p for k in ("m", "n", "k")):  # a GEMM m x n x k: m tokens, k inputs, n outputs
+        return LinearShape(p["m"], p["k"], p["n"])
+    return None
+
+
+def speedup_points(result: dict[str, Any] | None = None) -> list[Any]:
+    """2:4 speedups over dense beside the roofline bound of :func:`speedup_model`: the rows of ``result``
+    (a sweep measured here), of recorded results (``ampere/data``), then of published measurements (whole
+    models have no bound: their sparse part is only the ``Linear`` layers). Chapter: *2:4 structured
+    sparsity*, "Measured on this GPU".
+    """
+    from . import results as _results
+    from . import views
+
+    pts = []
+
+    def add_sweep(res: dict[str, Any], kind: str, source: str) -> None:
+        gpu = res["device"].get("spec_name") or res["device"].get("name", "?")
+        for r in sweep_table(res):
+            if r["backend"] in ("torch.sparse CSR", "reference"):
+                continue
+            pts.append(views.Point(f"{r['shape'].split(' (')[0]} {r['dtype']} {r['backend']}", gpu,
+                                   r["model_bound"], r["speedup"], "x over dense", kind=kind, source=source))
+
+    if result is not None:
+        add_sweep(result, "measured", "measured here")
+    for res in _results.recorded(benchmark="sparsity"):
+        if res["device"].get("backend") == "cuda":
+            add_sweep(res, "recorded", _results.provenance(res))
+    def order(rec: Any) -> tuple:
+        return ("model" in rec.params, rec.params.get("mode") != "eager", rec.params.get("batch", 0), rec.id)
+
+    for rec in sorted(published_speedups(), key=order):
+        shape = _published_shape(rec)
+        dtype = {"float16": "fp16", "bfloat16": "bf16"}.get(rec.params.get("dtype", ""), "fp16")
+        bound = speedup_model(rec.gpu, shape, dtype, "2:4") if shape is not None else None
+        what = rec.params.get("what", rec.id)
+        if rec.params.get("mode"):
+            what += f", {rec.params['mode']}"
+        pts.append(views.Point(what, rec.gpu, bound, published_speedup(rec), "x over dense", kind="published",
+                               source=views.source_text(rec)))
+    return pts
+
+
+def show_sparsity(info: Any, *, measure: bool | None = None) -> list[Any]:
+    """The "Measured on this GPU" section in one call: find the 2:4 backends this GPU can run
+    (:func:`probe_backend`, from ``info.sparse_2to4_backends``), measure the short sweep where one works (or
+    when ``measure`` says so), and show every speedup there is (measured here, recorded, published) beside
+    the roofline bound, as a figure and a Markdown table. Returns the points shown.
+
+    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    """
+    from . import tables, views
+
+    found = probe_backend(info)
+    run = found.works if measure is None else check.boolean("measure", measure)
+    live = short_run(info) if run else None
+    pts = speedup_points(live)
+    views.show(pts, title="2:4 sparse over dense: speedups beside the roofline bound", model_label="roofline bound",
+               real_label="speedup", digits=2)
+    if live is not None:
+        tables.show_md("\n\n".join(verdict(live)))
+    return pts
