@@ -206,13 +206,27 @@ class SimResult:
     config: SimConfig
     mig_layout: tuple[tuple[str, int], ...] | None = None
 
+    def _names(self, names: Sequence[str] | None) -> set[str] | None:
+        if names is None:
+            return None
+        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+            raise TypeError(f"names must be a list of tenant names or None; got {names!r}")
+        known = {t.name for t in self.tenants}
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise ValueError(f"names {unknown} are not tenants of this run; tenants: {', '.join(sorted(known))}")
+        return set(names)
+
     def victims(self, names: Sequence[str] | None = None) -> list[TenantStats]:
         """The well-behaved tenants (``names`` picks some of them by name)."""
+        names = self._names(names)
         return [t for t in self.tenants if not t.noisy and (names is None or t.name in names)]
 
     def victim_latencies_s(self, names: Sequence[str] | None = None) -> Any:
+        """The counted latencies (seconds) of the well-behaved tenants (or of ``names``), pooled."""
         import numpy as np
 
+        names = self._names(names)
         arrays = [lat for t, lat in zip(self.tenants, self.latencies_s)
                   if not t.noisy and (names is None or t.name in names)]
         return np.concatenate(arrays) if arrays else np.zeros(0)

@@ -163,3 +163,13 @@ def test_bad_input_names_the_argument():
         mig.isolation_study(scenarios=["quiet", "loud"])
     with pytest.raises(ValueError, match="sms"):
         mig.service_time(mig.default_tenants()[0], float("inf"), 1e12, 1e10)
+
+
+def test_victim_names_are_checked():
+    cfg = mig.SimConfig(duration_s=0.5, warmup_s=0.1)
+    res = mig.simulate(mig.default_tenants("hbm-bully", cfg), "mig", cfg)
+    assert [t.name for t in res.victims(["t1", "t2"])] == ["t1", "t2"]
+    with pytest.raises(TypeError, match="names"):
+        res.victim_summary("t1")  # a string is not a list of names (no substring matching)
+    with pytest.raises(ValueError, match="t9"):
+        res.victims(["t9"])
