@@ -73,7 +73,8 @@ class Profile:
     @property
     def media_extensions(self) -> bool:
         """True for the ``+me`` profiles: a one-slice instance that also gets the optical-flow unit (and, on
-        the A100, the JPEG decoder). The GPU's single OFA goes to a ``+me`` instance or to the ``7g`` one."""
+        the A100, a video and the JPEG decoder). The GPU's single OFA goes to a ``+me`` instance or to the
+        ``7g`` one (the MIG guide's "Hardware Units" column)."""
         return self.name.endswith("+me")
 
     @property
