@@ -53,7 +53,8 @@ __all__ = [
     "summary_rows", "model_rows", "recorded_rows", "draw_comparison", "draw_model", "draw_recorded",
     "comparison_figure", "model_figure", "recorded_figure", "mig_scale", "render_html", "write_text_atomic",
     "check_output_folder", "run", "main", "Progress", "variation_rows", "gap_cost", "REFERENCE_GPUS",
-    "Reference", "reference_table", "reference_rows", "figure_unit", "published_figures",
+    "Reference", "reference_table", "reference_rows", "figure_unit", "published_figures", "key_label",
+    "key_model", "reference_points", "show_references", "claims_rows", "GAP_PRICE_QUOTE",
 ]
 
 #: A figure more than this fraction below the recorded reference of the same GPU is flagged.
@@ -62,6 +63,9 @@ FLAG_THRESHOLD = 0.10
 TIME_BUDGET_S = 170.0
 #: GPU used for the model-only report when the machine has no catalogued GPU.
 MODEL_FALLBACK_GPU = "A100-SXM4-80GB"
+#: GPUs whose published figures form the reference table of the chapter (A100 first, then Hopper).
+REFERENCE_GPUS: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-80GB", "H100-SXM5-80GB",
+                                   "H200-SXM-141GB")
 
 # ---------------------------------------------------------------------------------------------------------
 # Progress bar (plain text on stderr, no dependency)
@@ -286,6 +290,87 @@ def published_figures(gpus: Sequence[str] | None = None) -> list[dict[str, Any]]
     return out
 
 
+def key_label(key: str) -> str:
+    """A reader's name for a report figure key: ``matmul/bf16/n8192`` -> "BF16 matmul 8192³"."""
+    parts = key.split("/")
+    if parts[0] == "matmul" and len(parts) == 3:
+        return f"{_MATMUL_LABEL.get(parts[1], parts[1])} matmul {parts[2][1:]}³"
+    if parts[0] == "hbm" and len(parts) == 2:
+        return f"DRAM bandwidth, {parts[1]} kernel"
+    if parts[0] == "allreduce" and len(parts) == 3:
+        return f"all-reduce busbw, {parts[1][1:]} GPUs, {int(parts[2]) >> 20} MiB"
+    return key
+
+
+def key_model(key: str, gpu: str) -> tuple[float | None, str]:
+    """The model of a report figure on a catalogue GPU, in the figure's unit, and what it is."""
+    spec = specs.match(gpu) if gpu not in specs.names() else specs.get(gpu)
+    if spec is None:
+        return None, ""
+    parts = key.split("/")
+    if parts[0] == "matmul":
+        mp = _model_precision(spec, parts[1])
+        return (spec.peak_flops(mp) / 1e12, _peak_label(mp)) if mp else (None, "")
+    if parts[0] == "hbm":
+        return spec.hbm_bytes_per_s / 1e9, f"datasheet {spec.memory_type} bandwidth"
+    if parts[0] == "allreduce":
+        model, label = _link_model(spec)
+        return (model / 1e9 if model else None), label or ""
+    return None, ""
+
+
+def reference_points(gpus: Sequence[str] = REFERENCE_GPUS,
+                     recorded: Sequence[dict[str, Any]] | None = None) -> list[Any]:
+    """The references a report on each of ``gpus`` is compared with, as :class:`ampere.views.Point` rows:
+    recorded results first, then published figures, each beside its model. Chapter: *The reference check*."""
+    from . import results, views
+
+    recorded = recorded_figures(results.recorded()) if recorded is None else list(recorded)
+    rows = [dict(r, kind="recorded") for r in recorded if r["gpu"] in gpus and r["key"] in
+            {f["key"] for f in published_figures(gpus)} | {r["key"] for r in recorded}]
+    rows += [dict(r, kind="published") for r in published_figures(gpus)]
+    order = {g: i for i, g in enumerate(gpus)}
+    rows.sort(key=lambda r: (r["key"].split("/")[0], order.get(r["gpu"], 99), r["key"], r["kind"] != "recorded"))
+    points = []
+    for r in rows:
+        model, _ = key_model(r["key"], r["gpu"])
+        src = r["provenance"].removeprefix("published: ")
+        points.append(views.Point(key_label(r["key"]), r["gpu"], model=model, real=float(r["value"]),
+                                  unit="TFLOP/s" if r["key"].startswith("matmul") else "GB/s",
+                                  kind=r["kind"], source=src))
+    return points
+
+
+def show_references(gpus: Sequence[str] = REFERENCE_GPUS) -> None:
+    """The chapter's reference table: for every figure the report measures, the recorded and published
+    values it is compared with on each reference GPU, as a share of that GPU's model (figure + table)."""
+    import matplotlib.pyplot as plt
+
+    from . import plots, views
+    from .tables import show_md
+
+    points = reference_points(gpus)
+    fig, ax = plots.figure("full")
+    fig.set_size_inches(7.0, min(7.5, 0.36 * len(points) + 1.4))
+    ys = list(range(len(points)))[::-1]
+    seen: set[str] = set()
+    for y, p in zip(ys, points):
+        if p.ratio is None:
+            continue
+        marker = "s" if p.kind == "recorded" else "^"
+        lab = None if p.kind in seen else {"recorded": "recorded on a real GPU", "published": "published"}[p.kind]
+        seen.add(p.kind)
+        ax.plot([100 * p.ratio], [y], marker=marker, color=plots.gpu_color(p.gpu), ms=7, ls="none", label=lab)
+    ax.axvline(100, color="#666", lw=0.8, ls=":")
+    ax.set_yticks(ys, [f"{p.gpu}: {p.what}" for p in points], fontsize=8)
+    ax.set_xlabel("% of the GPU's model (dense peak, datasheet DRAM bandwidth, NVLink per direction)")
+    ax.set_title("What a report is compared with: the references per GPU")
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    show_md(views.table(points, model_label="model", real_label="reference"))
+
+
 def load_references(folder: str | os.PathLike[str] | None = None, bundled: bool = True) -> list[dict[str, Any]]:
     """Recorded results to compare with: the package's ``ampere/data`` (``bundled``) and ``folder``'s JSON.
 
@@ -405,30 +490,32 @@ def summary_rows(comparisons: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
 
 def model_rows(gpu: str | specs.GPUSpec) -> list[dict[str, str]]:
     """What the model of ``gpu`` predicts for every figure kind of the report (the model-only report)."""
+    from .views import cite_label
+
     spec = specs.get(gpu)
     rows = []
     for p in ("fp64", "fp32", "tf32", "bf16", "fp16"):
         mp = _model_precision(spec, p)
         if mp is None:
             rows.append({"figure": f"{_MATMUL_LABEL[p]} matmul", "model": "not supported",
-                         "source": spec.source("fma_per_clk_per_sm")})
+                         "source": cite_label(spec.source("fma_per_clk_per_sm"))})
             continue
         sparse = (f", {spec.peak_flops(mp, True) / 1e12:.1f} with 2:4 sparsity"
                   if spec.supports(mp, sparse=True) else "")
         rows.append({"figure": f"{_MATMUL_LABEL[p]} matmul ({mp})",
                      "model": f"{spec.peak_flops(mp) / 1e12:.1f} TFLOP/s dense{sparse}",
-                     "source": spec.source("fma_per_clk_per_sm")})
+                     "source": cite_label(spec.source("fma_per_clk_per_sm"))})
     rows.append({"figure": "DRAM bandwidth", "model": f"{spec.hbm_bytes_per_s / 1e9:.0f} GB/s ({spec.memory_type})",
-                 "source": spec.source("hbm_bytes_per_s")})
+                 "source": cite_label(spec.source("hbm_bytes_per_s"))})
     l2 = spec.l2_bytes_per_s
     rows.append({"figure": "L2 capacity / read bandwidth",
                  "model": f"{spec.l2_bytes / 2**20:.0f} MiB" + (f", {l2 / 1e12:.2f} TB/s" if l2 else ""),
-                 "source": spec.source("l2_bytes")})
+                 "source": cite_label(spec.source("l2_bytes"))})
     rows.append({"figure": "NVLink (per direction)",
                  "model": f"{spec.nvlink_bytes_per_s / 2e9:.0f} GB/s" if spec.nvlink_bytes_per_s else "none",
-                 "source": spec.source("nvlink_bytes_per_s")})
+                 "source": cite_label(spec.source("nvlink_bytes_per_s"))})
     rows.append({"figure": "PCIe (per direction)", "model": f"{spec.pcie_bytes_per_s / 1e9:.1f} GB/s "
-                 f"(Gen{spec.pcie_generation} x16)", "source": spec.source("pcie_generation")})
+                 f"(Gen{spec.pcie_generation} x16)", "source": cite_label(spec.source("pcie_generation"))})
     return rows
 
 
@@ -478,13 +565,13 @@ def variation_rows() -> list[dict[str, Any]]:
         rows.append({"factor": pair["factor"], "example": f"{pair['what']}: {meas:.1f} vs {ref:.1f} TFLOP/s",
                      "ratio": meas / ref, "source": cited, "measured_tflops": meas, "reference_tflops": ref})
     try:
-        from . import mig
+        from . import mig_geometry
 
         full = specs.get("A100-SXM4-80GB")
-        sms = mig.instance_peaks(full, "7g.80gb")["sms"]
+        sms = mig_geometry.instance_peaks(full, "7g.80gb").sms
         rows.append({"factor": "MIG mode (the largest instance, 7g.80gb)",
                      "example": f"{sms} of {full.sm_count} SMs: the dense peak of the instance",
-                     "ratio": sms / full.sm_count, "source": "model (ampere.mig)"})
+                     "ratio": sms / full.sm_count, "source": "model (ampere.mig_geometry)"})
     except (ImportError, AttributeError, ValueError):
         pass
     h100 = specs.get("H100-SXM5-80GB")
@@ -504,9 +591,6 @@ def variation_rows() -> list[dict[str, Any]]:
 # The reference table: published figures a reader's report is compared with
 # ---------------------------------------------------------------------------------------------------------
 
-#: GPUs whose published figures form the reference table of the chapter (A100 first, then Hopper).
-REFERENCE_GPUS: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-80GB", "H100-SXM5-80GB",
-                                   "H200-SXM-141GB")
 
 #: figure-name ending -> (unit shown, factor from the stored unit to the shown one)
 _UNITS: tuple[tuple[str, str, float], ...] = (
@@ -617,6 +701,43 @@ def gap_cost(gpus: int, gap: float, price_per_gpu_hour: float, hours: float = 36
         raise ValueError(f"gap={gap!r} must be a fraction in [0, 1) (0.10 = 10 % of throughput lost)")
     lost = gpus * hours * gap
     return {"gpu_hours_lost": lost, "cluster_hours_lost": hours * gap, "dollars": lost * price_per_gpu_hour}
+
+
+#: The price the chapter's cost arithmetic uses: the seed's 2026 A100 80GB rental range.
+GAP_PRICE_QUOTE = "seed003-a100-80gb"
+
+
+def claims_rows() -> list[dict[str, str]]:
+    """The chapter's claims-checked table: the source article's claims about the reference-architecture gap,
+    each with a verdict and the evidence the package computes. Chapter: *The reference check*."""
+    from . import pricing
+    from .views import cite_label
+
+    var = variation_rows()
+    quote = pricing.quote(GAP_PRICE_QUOTE)
+    week = gap_cost(1000, 0.10, quote.low, hours=7 * 24)
+    lo, hi = gap_cost(1000, 0.10, quote.low), gap_cost(1000, 0.10, quote.high)
+    config = [r["below"] for r in var if not r["factor"].startswith("input data")]
+    src = cite_label("seed004")
+    return [
+        {"claim": "Partner clusters with identical GPUs train 8-12 % slower than NVIDIA's reference architecture",
+         "source": src, "verdict": "reported, not reproducible here",
+         "evidence": "single factors of the same size: " + ", ".join(
+             f"{r['factor'].split(' (')[0].split(':')[0]} {100 * r['below']:.1f} %" for r in var)},
+        {"claim": "A 10 % gap on 1000 accelerators is tens of hours of compute every week", "source": src,
+         "verdict": "roughly holds", "evidence": f"{week['gpu_hours_lost']:,.0f} GPU-hours = "
+         f"{week['cluster_hours_lost']:.1f} hours of the whole cluster per week"},
+        {"claim": "... hundreds of thousands of dollars of lost performance per year", "source": src,
+         "verdict": "holds (understated)", "evidence": f"{lo['dollars'] / 1e6:.2f}-{hi['dollars'] / 1e6:.2f} M$ "
+         f"per year at {quote.low:.2f}-{quote.high:.2f} $/GPU-hour ({cite_label(quote.source)}); more on H100"},
+        {"claim": "The gap comes from configuration (kernel, network, NVLink/InfiniBand, NUMA), not hardware",
+         "source": src, "verdict": "consistent",
+         "evidence": "power limit, clocks, MIG and software versions move the same silicon by "
+                     f"{100 * min(config):.0f}-{100 * max(config):.0f} %"},
+        {"claim": "NVIDIA publishes reference architectures for H100, GB200 NVL72 and GB300 NVL72", "source": src,
+         "verdict": "not checked here", "evidence": "outside the package; the book's sources cover the DGX A100 "
+                                                    "SuperPOD and the DGX H100 BasePOD"},
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1157,7 +1278,7 @@ class ReportOutcome:
 
 
 def mig_scale(figures: list[dict[str, Any]], info: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """Inside a MIG instance, scale each figure's model to the slice (``ampere.mig.instance_peaks``).
+    """Inside a MIG instance, scale each figure's model to the slice (``ampere.mig_geometry.instance_peaks``).
 
     Compute figures (matmul) scale with the slice's SMs, memory figures (DRAM, L2 plateaus) with its
     memory slices; ratios (speedups, the knee) do not change. Returns (figures, note or None).
@@ -1166,14 +1287,14 @@ def mig_scale(figures: list[dict[str, Any]], info: Any) -> tuple[list[dict[str, 
     if not getattr(info, "mig_instance", None) or spec is None:
         return figures, None
     try:
-        from . import mig
+        from . import mig_geometry
 
-        peaks = mig.instance_peaks(spec, info.mig_instance)
+        peaks = mig_geometry.instance_peaks(spec, info.mig_instance)
     except (ImportError, AttributeError, ValueError) as exc:
         return figures, (f"inside MIG instance {info.mig_instance}: the model is the full GPU's "
                          f"({type(exc).__name__}: {exc})")
-    compute = peaks["sms"] / spec.sm_count
-    memory = peaks["hbm_bytes_per_s"] / spec.hbm_bytes_per_s
+    compute = peaks.sms / spec.sm_count
+    memory = peaks.hbm_bytes_per_s / spec.hbm_bytes_per_s
     out = []
     for f in figures:
         f = dict(f)
