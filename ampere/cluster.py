@@ -16,17 +16,20 @@ What this module models, and where each number comes from
   chapter). :func:`fat_tree` builds an explicit wiring with equal cable multiplicities (a
   rearrangeably non-blocking Clos network at every tier) and picks, among such wirings, the one with
   the fewest switches. It reproduces the published counts of the DGX B200 SuperPOD reference
-  architecture [nvidia2025superpodb200] exactly (:data:`B200_REFERENCE`, :func:`validate`).
+  architecture [nvidia2025superpodb200] exactly (:func:`b200_reference`, :func:`validate`).
 * :func:`superpod` -- node + fabric + power: ``superpod(nodes=140)`` is the reference 140-node
   SuperPOD (1,120 GPUs) [nvidia2020superpod].
-* :data:`SELENE` -- NVIDIA's Selene on the TOP500 and Green500 lists [top500selene], with helpers that
+* :func:`selene` -- NVIDIA's Selene on the TOP500 and Green500 lists [top500selene], with helpers that
   compare Rmax and Rpeak with the GPUs' FP64 peak.
 * :func:`pod_all_reduce` -- the hierarchical all-reduce of gradients across a pod, computed with the
-  collective model of :mod:`ampere.interconnect` (NVLink inside a node, InfiniBand between nodes).
-* Money: :data:`CLOUD_OFFERS_2023` (the seed article's prices [seed000]), :class:`Ownership` (owning a
+  collective model of :mod:`ampere.collectives` on the node network of :mod:`ampere.fabrics`.
+* Money: the 8-GPU cloud offers of :mod:`ampere.pricing` (:func:`cloud_offers`), :class:`Ownership` (owning a
   DGX, every assumption an input), :func:`throughput_gap_cost` (what an 8-12 % throughput gap between
   a deployment and NVIDIA's reference architecture costs [seed004]).
-* :data:`MLPERF` -- MLPerf Training results of the A100 era with their sources.
+* :func:`mlperf` -- MLPerf Training results of the A100 era (and one H100 score) with their sources.
+
+Published figures (HPL, MLPerf, the B200 counts table, cloud prices) are data in ``ampere/data``; this
+module reads them and never types them.
 
 Units: SI in every name (``*_bytes_per_s``, ``*_w``, ``*_usd``). GB = 1e9 B, TB = 1e12 B. Bandwidths are
 **per direction** unless a name says ``bidirectional``. FLOP/s are dense unless ``sparse=True``.
@@ -40,26 +43,25 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import interconnect, specs
-from .tables import markdown_table  # noqa: F401  (re-exported for the chapter)
+from . import check, collectives, fabrics, pricing, results, specs
 
 __all__ = [
     "HDR_PORT_BYTES_PER_S", "QM8790_PORTS", "SWITCH_POWER_W_ASSUMED", "TIERS",
     "DGXNode", "dgx_a100", "Fabric", "fat_tree", "switch_lower_bound", "SuperPOD", "superpod",
-    "scaling_table", "B200_REFERENCE", "validate",
-    "Top500Entry", "SELENE", "GREEN500_NOV2020_TOP", "EPYC_7742_FP64_FLOP_PER_CYCLE",
+    "scaling_table", "ReferenceCounts", "b200_reference", "validate",
+    "Top500Entry", "selene", "green500_top", "EPYC_7742_FP64_FLOP_PER_CYCLE",
     "GRADIENT_MODELS", "pod_all_reduce", "rail_all_reduce", "all_reduce_scaling",
     "two_level_max_nodes", "three_level_max_nodes",
-    "CloudOffer", "CLOUD_OFFERS_2023", "Ownership", "ownership_usd_per_gpu_hour",
-    "break_even_utilization", "training_time_s", "training_energy_j", "GapCost", "throughput_gap_cost",
-    "MLPERF", "MLPERF_BERT_1NODE_LOGS", "HOURS_PER_YEAR", "HOURS_PER_WEEK", "markdown_table", "plot_topology",
+    "cloud_offers", "Ownership", "ownership_usd_per_gpu_hour",
+    "break_even_utilization", "training_time_s", "training_energy_j", "GapCost", "throughput_gap_cost", "mlperf",
+    "HOURS_PER_YEAR", "HOURS_PER_WEEK", "plot_topology",
 ]
 
 HOURS_PER_WEEK = 168.0
 HOURS_PER_YEAR = 365.25 * 24.0
 
-#: InfiniBand HDR: 200 Gb/s per port = 25 GB/s per direction (the value :mod:`ampere.interconnect` uses).
-HDR_PORT_BYTES_PER_S = interconnect.IB_HDR_BYTES_PER_S
+#: InfiniBand HDR: 200 Gb/s per port = 25 GB/s per direction (the value of :mod:`ampere.fabrics`).
+HDR_PORT_BYTES_PER_S = fabrics.IB_HDR_BYTES_PER_S
 #: Ports of the 1U Quantum HDR switch of the DGX A100 SuperPOD (QM8700/QM8790: 40 x 200 Gb/s)
 #: [nvidia2019qm87xx].
 QM8790_PORTS = 40
@@ -76,29 +78,19 @@ TIERS: tuple[str, ...] = ("node_leaf", "leaf_spine", "spine_core")
 # --------------------------------------------------------------------------------------------------------
 
 def _check_int(value: Any, name: str, minimum: int = 1) -> int:
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        v = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name}={value!r} must be an integer >= {minimum}") from None
-    if v < minimum:
-        raise ValueError(f"{name}={value!r} must be an integer >= {minimum}")
-    return v
+    """An integer >= ``minimum`` (NumPy integers accepted; bools, floats and strings refused): ampere.check."""
+    return check.integer(name, value, minimum=minimum)
 
 
 def _check_float(value: Any, name: str, lo: float = 0.0, hi: float | None = None,
                  lo_open: bool = False, hi_open: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}={value!r} must be a number") from None
-    bad = (not math.isfinite(v) or v < lo or (lo_open and v == lo)
-           or (hi is not None and (v > hi or (hi_open and v == hi))))
+    """A finite number in the interval given (open or closed ends), via ampere.check."""
+    v = check.real(name, value)
+    bad = v < lo or (lo_open and v == lo) or (hi is not None and (v > hi or (hi_open and v == hi)))
     if bad:
         left = "(" if lo_open else "["
         right = ")" if hi_open else "]"
-        raise ValueError(f"{name}={value!r} must lie in {left}{lo}, {hi if hi is not None else 'inf'}{right}")
+        raise ValueError(f"{name}={value!r} must lie in {left}{lo:g}, {f'{hi:g}' if hi is not None else 'inf'}{right}")
     return v
 
 
@@ -158,12 +150,12 @@ class DGXNode:
     @property
     def nvlink_bytes_per_s_per_gpu(self) -> float:
         """NVLink line rate of one GPU, per direction (A100: 12 links x 25 GB/s = 300 GB/s)."""
-        return interconnect.nvlink_bytes_per_s_per_direction(self.gpu)
+        return fabrics.nvlink_bytes_per_s_per_direction(self.gpu)
 
     @property
     def nvlink_effective_bytes_per_s_per_gpu(self) -> float:
         """What NCCL can use of it, per direction (128-byte payload efficiency; about 240 GB/s)."""
-        return interconnect.nvlink_effective_bytes_per_s(self.gpu)
+        return fabrics.nvlink_effective_bytes_per_s(self.gpu)
 
     @property
     def nvswitch_fabric_bytes_per_s_bidirectional(self) -> float:
@@ -466,13 +458,16 @@ def fat_tree(nodes: int, rails: int = 8, su_nodes: int = 20, switch_ports: int =
         raise ValueError(
             f"switch_ports={k!r} cannot build a non-blocking tree with su_nodes={su_nodes}: a leaf needs "
             f"{su_nodes} ports down and {su_nodes} up; allowed: switch_ports >= {2 * su_nodes}")
-    n_su = math.ceil(nodes / su_nodes)
-    cfg = _design(n_su * rails, su_nodes, rails, k)
-    if cfg is None:
+    # the size check comes first: a design is searched over lists as long as the leaf count
+    limit = three_level_max_nodes(rails, su_nodes, k)
+    if nodes > limit:
         raise ValueError(
             f"nodes={nodes!r} needs more than three levels of {k}-port switches with su_nodes={su_nodes} "
-            f"and rails={rails} (a core switch cannot reach every pod); allowed: at most "
-            f"{three_level_max_nodes(rails, su_nodes, k)} nodes")
+            f"and rails={rails} (a core switch cannot reach every pod); allowed: at most {limit} nodes")
+    n_su = math.ceil(nodes / su_nodes)
+    cfg = _design(n_su * rails, su_nodes, rails, k)
+    if cfg is None:  # pragma: no cover - the limit above is the largest size _design can wire
+        raise ValueError(f"nodes={nodes!r}: no non-blocking three-level design found; allowed: at most {limit}")
     return Fabric(nodes=nodes, rails=rails, su_nodes=su_nodes, switch_ports=k, port_bytes_per_s=bw,
                   optical_tiers=tiers, scalable_units=n_su, leaf_switches=n_su * rails, **cfg)
 
@@ -484,6 +479,9 @@ def two_level_max_nodes(rails: int = 8, su_nodes: int = 20, switch_ports: int = 
 
 def three_level_max_nodes(rails: int = 8, su_nodes: int = 20, switch_ports: int = QM8790_PORTS) -> int:
     """Largest node count (whole SUs) that :func:`fat_tree` can wire with three levels."""
+    rails = _check_int(rails, "rails")
+    su_nodes = _check_int(su_nodes, "su_nodes")
+    switch_ports = _check_int(switch_ports, "switch_ports", minimum=2)
     n_su = switch_ports // rails
     while _design((n_su + 1) * rails, su_nodes, rails, switch_ports) is not None:
         n_su += 1
@@ -507,18 +505,27 @@ def switch_lower_bound(nodes: int, rails: int = 8, su_nodes: int = 20,
     return {"leaf": f.leaf_switches, "spine": math.ceil(uplinks / (k // 2)), "core": math.ceil(uplinks / k)}
 
 
-#: The DGX B200 SuperPOD reference architecture's table "Larger DGX SuperPOD component counts"
-#: [nvidia2025superpodb200]: SUs of 32 nodes, 8 rails, 64-port NDR switches. Columns: SUs, nodes, GPUs,
-#: leaf, spine, core switches, node-leaf, leaf-spine, spine-core cables. A validation target of
-#: :func:`fat_tree` (the A100-era table was not retrievable).
-B200_REFERENCE: tuple[tuple[int, ...], ...] = (
-    (2, 64, 512, 16, 8, 0, 512, 512, 0),
-    (4, 128, 1024, 32, 16, 0, 1024, 1024, 0),
-    (8, 256, 2048, 64, 32, 0, 2048, 2048, 0),
-    (16, 512, 4096, 128, 128, 64, 4096, 4096, 4096),
-    (32, 1024, 8192, 256, 256, 128, 8192, 8192, 8192),
-    (64, 2048, 16384, 512, 512, 256, 16384, 16384, 16384),
-)
+@dataclass(frozen=True)
+class ReferenceCounts:
+    """One row of a published SuperPOD component-count table (chapter section "How many switches?")."""
+
+    scalable_units: int
+    nodes: int
+    gpus: int
+    leaf_switches: int
+    spine_switches: int
+    core_switches: int
+    node_leaf_cables: int
+    leaf_spine_cables: int
+    spine_core_cables: int
+
+
+def b200_reference() -> tuple[ReferenceCounts, ...]:
+    """The DGX B200 SuperPOD reference architecture's table "Larger DGX SuperPOD component counts"
+    [nvidia2025superpodb200] (``ampere/data/tables/superpod-b200-counts.json``): SUs of 32 nodes, 8 rails,
+    64-port NDR switches. A validation target of :func:`fat_tree` (the A100-era table was not retrievable).
+    """
+    return tuple(ReferenceCounts(**row) for row in results.table("superpod-b200-counts")["rows"])
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -714,23 +721,32 @@ class Top500Entry:
         return self.nodes * (node.cpu_cores + self.gpus_per_node * node.gpu.sm_count)
 
 
-#: Selene in the lists of 2020 [top500selene]. June 2020: 280 nodes, #7 (27.58 PFLOP/s), Green500 #2 at
-#: 20.5 GFLOPS/W; November 2020: 560 nodes, #5, Rmax 63.46, Rpeak 79.22 PFLOP/s, 2,646 kW.
-SELENE: tuple[Top500Entry, ...] = (
-    Top500Entry("Selene", "TOP500 June 2020", nodes=280, rmax_flops=27.58e15, rpeak_flops=None, power_w=None,
-                top500_rank=7, green500_rank=2, green500_flops_per_w=20.5e9, source="top500selene"),
-    Top500Entry("Selene", "TOP500 November 2020", nodes=560, rmax_flops=63.46e15, rpeak_flops=79.215e15,
-                power_w=2646e3, top500_rank=5, green500_rank=None, green500_flops_per_w=None,
-                source="top500selene"),
-)
-#: Green500 November 2020, rank 1: a smaller "NVIDIA DGX SuperPOD" (Rmax 2.356 PFLOP/s, 26.195 GFLOPS/W)
-#: [green5002020nov]. Its node count is not used here (see the chapter's exercise).
-GREEN500_NOV2020_TOP = {"system": "NVIDIA DGX SuperPOD", "rmax_flops": 2.356e15, "flops_per_w": 26.195e9,
-                        "source": "green5002020nov"}
+def selene() -> tuple[Top500Entry, ...]:
+    """Selene in the TOP500 lists of June and November 2020 [top500selene], from the HPL records of
+    ``ampere/data/published/hpl.json``. Chapter section "Selene on the TOP500"."""
+    out = []
+    for r in results.records(benchmark="hpl", kind="published"):
+        if not r.gpu.startswith("Selene"):
+            continue
+        f, p = r.figures, r.params
+        out.append(Top500Entry(
+            "Selene", p["list"], nodes=p["nodes"], rmax_flops=f["rmax_pflop_per_s"] * 1e15,
+            rpeak_flops=f["rpeak_pflop_per_s"] * 1e15 if "rpeak_pflop_per_s" in f else None,
+            power_w=f["power_kw"] * 1e3 if "power_kw" in f else None, top500_rank=p.get("top500_rank"),
+            green500_rank=p.get("green500_rank"),
+            green500_flops_per_w=f["efficiency_gflop_per_w"] * 1e9 if "efficiency_gflop_per_w" in f else None,
+            source=r.source))
+    return tuple(sorted(out, key=lambda e: e.nodes))
+
+
+def green500_top() -> "results.Record":
+    """Rank 1 of the Green500, November 2020: a smaller "NVIDIA DGX SuperPOD" [green5002020nov] (its node
+    count is not used here, see the chapter's exercise)."""
+    return next(r for r in results.records(benchmark="hpl", kind="published") if r.id == "green500-2020-11-rank1")
 
 
 # --------------------------------------------------------------------------------------------------------
-# All-reduce across the pod (uses the collective model of ampere.interconnect)
+# All-reduce across the pod (the collective model of ampere.collectives on ampere.fabrics networks)
 # --------------------------------------------------------------------------------------------------------
 
 #: Parameter counts of models whose gradients the chapter all-reduces: (name, parameters, bib key).
@@ -741,21 +757,23 @@ GRADIENT_MODELS: tuple[tuple[str, float, str], ...] = (
 )
 
 
-def pod_all_reduce(params: float, nodes: int, bytes_per_param: float = 2.0, gpus_per_node: int = 8,
-                   inter_algorithm: str = "ring", **kwargs: Any) -> dict[str, float]:
-    """Hierarchical all-reduce of ``params`` gradients (``bytes_per_param`` each) over ``nodes`` DGX A100.
+def pod_all_reduce(params: float, nodes: int, bytes_per_param: float = 2.0,
+                   network: fabrics.NodeNetwork = fabrics.DGX_A100,
+                   inter_algorithm: str = "ring") -> collectives.AllReducePhases:
+    """Hierarchical all-reduce of ``params`` gradients (``bytes_per_param`` each) over ``nodes`` nodes.
 
     Chapter: *DGX A100 and the SuperPOD*, section "All-reduce across the pod". Delegates to
-    :func:`ampere.interconnect.hierarchical_all_reduce_breakdown` (reduce-scatter over NVSwitch, one
-    all-reduce per rail over InfiniBand, all-gather over NVSwitch) with its DGX A100 defaults; extra
-    keyword arguments go to it. Returns the phases in seconds plus ``"size_bytes"``.
+    :func:`ampere.collectives.hierarchical_all_reduce_breakdown` (reduce-scatter over NVSwitch, one
+    all-reduce per rail over InfiniBand, all-gather over NVSwitch) on ``network`` (default: DGX A100
+    of :mod:`ampere.fabrics`). Returns the phases (:class:`ampere.collectives.AllReducePhases`).
     """
-    p = _check_float(params, "params", lo_open=True)
-    b = _check_float(bytes_per_param, "bytes_per_param", lo_open=True)
-    size = p * b
-    out = interconnect.hierarchical_all_reduce_breakdown(size, nodes, gpus_per_node,
-                                                         inter_algorithm=inter_algorithm, **kwargs)
-    return {**out, "size_bytes": size}
+    p = check.positive("params", params)
+    b = check.positive("bytes_per_param", bytes_per_param)
+    if not isinstance(network, fabrics.NodeNetwork):
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r}")
+    return collectives.hierarchical_all_reduce_breakdown(
+        p * b, nodes, network.gpus_per_node, network.intra_bytes_per_s, network.inter_bytes_per_s,
+        network.intra_latency_s, network.inter_latency_s, inter_algorithm)
 
 
 def rail_all_reduce(size_bytes: float, nodes: int, algorithm: str = "ring") -> float:
@@ -764,10 +782,10 @@ def rail_all_reduce(size_bytes: float, nodes: int, algorithm: str = "ring") -> f
     Chapter: *DGX A100 and the SuperPOD*, section "All-reduce across the pod": with 8-way tensor
     parallelism inside each node, GPU r of every node holds the same shard, and its data-parallel
     all-reduce runs over rail r alone (one HDR port, 25 GB/s per direction); the 8 rails work at once.
-    Uses :func:`ampere.interconnect.collective_time` with its inter-node latency.
+    Uses :func:`ampere.collectives.collective_time` with the inter-node latency of :mod:`ampere.fabrics`.
     """
-    return interconnect.collective_time("all_reduce", size_bytes, _check_int(nodes, "nodes"),
-                                        HDR_PORT_BYTES_PER_S, interconnect.INTER_LATENCY_S, algorithm)
+    return collectives.collective_time("all_reduce", size_bytes, check.positive_int("nodes", nodes),
+                                       HDR_PORT_BYTES_PER_S, fabrics.INTER_LATENCY_S, algorithm)
 
 
 def all_reduce_scaling(node_counts: Iterable[int], models: Sequence[tuple[str, float, str]] = GRADIENT_MODELS,
@@ -778,10 +796,8 @@ def all_reduce_scaling(node_counts: Iterable[int], models: Sequence[tuple[str, f
     for name, params, _key in models:
         for n in node_counts:
             r = pod_all_reduce(params, n, bytes_per_param, inter_algorithm=inter_algorithm)
-            algbw = r["size_bytes"] / r["total_s"] if r["total_s"] > 0 else float("inf")
-            rows.append({"model": name, "nodes": n, "size_bytes": r["size_bytes"], "total_s": r["total_s"],
-                         "inter_s": r["inter_all_reduce_s"],
-                         "busbw_bytes_per_s": interconnect.bus_bandwidth("all_reduce", algbw, n * 8)})
+            rows.append({"model": name, "nodes": n, "size_bytes": r.size_bytes, "total_s": r.total_s,
+                         "inter_s": r.inter_all_reduce_s, "busbw_bytes_per_s": r.busbw_bytes_per_s})
     return rows
 
 
@@ -789,33 +805,11 @@ def all_reduce_scaling(node_counts: Iterable[int], models: Sequence[tuple[str, f
 # Power, energy and money
 # --------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class CloudOffer:
-    """An 8-GPU A100 instance and its on-demand price (chapter section "Renting")."""
-
-    provider: str
-    instance: str
-    gpus: int
-    gpu: str  # catalogue name of the GPU
-    usd_per_hour: float
-    year: int
-    source: str
-    note: str = ""
-
-    @property
-    def usd_per_gpu_hour(self) -> float:
-        return self.usd_per_hour / self.gpus
-
-
-#: The seed article's table, "public indicative prices, 2023, on demand, US" [seed000]. Prices change;
-#: every function takes the price as an argument.
-CLOUD_OFFERS_2023: tuple[CloudOffer, ...] = (
-    CloudOffer("AWS", "p4d.24xlarge", 8, "A100-SXM4-40GB", 32.77, 2023, "seed000"),
-    CloudOffer("AWS", "p4de.24xlarge", 8, "A100-SXM4-80GB", 40.97, 2023, "seed000"),
-    CloudOffer("Google Cloud", "a2-ultragpu-8g", 8, "A100-SXM4-80GB", 40.22, 2023, "seed000"),
-    CloudOffer("Microsoft Azure", "NDm A100 v4", 8, "A100-SXM4-80GB", 32.77, 2023, "seed000",
-               note="the seed marks this price as an estimate"),
-)
+def cloud_offers() -> tuple[pricing.PriceQuote, ...]:
+    """The 8-GPU A100 cloud instances the chapter prices against (section "Renting"): the seed article's
+    table, "public indicative prices, 2023, on demand, US" [seed000], read from :mod:`ampere.pricing`.
+    Prices change; every function here takes the price as an argument."""
+    return pricing.quotes(source="seed000", gpus=8)
 
 
 @dataclass(frozen=True)
@@ -916,8 +910,7 @@ class GapCost:
     usd_per_year: float
 
 
-def throughput_gap_cost(gap: float, gpus: int = 1000,
-                        usd_per_gpu_hour: float = CLOUD_OFFERS_2023[0].usd_per_gpu_hour) -> GapCost:
+def throughput_gap_cost(gap: float, gpus: int = 1000, usd_per_gpu_hour: float | None = None) -> GapCost:
     """The reference-architecture gap calculator: a cluster delivering ``1 - gap`` of the throughput of
     an identical, well-configured one [seed004].
 
@@ -927,6 +920,8 @@ def throughput_gap_cost(gap: float, gpus: int = 1000,
     """
     g = _check_float(gap, "gap", 0.0, 1.0, hi_open=True)
     n = _check_int(gpus, "gpus")
+    if usd_per_gpu_hour is None:
+        usd_per_gpu_hour = pricing.quote("seed000-aws-p4d").usd_per_gpu_hour
     price = _check_float(usd_per_gpu_hour, "usd_per_gpu_hour")
     lost = n * HOURS_PER_WEEK * g
     return GapCost(gap=g, gpus=n, usd_per_gpu_hour=price, lost_gpu_hours_per_week=lost,
@@ -938,40 +933,22 @@ def throughput_gap_cost(gap: float, gpus: int = 1000,
 # MLPerf Training in the A100 era
 # --------------------------------------------------------------------------------------------------------
 
-#: Published MLPerf Training figures used by the chapter. Each entry keeps its source key.
-MLPERF: Mapping[str, Any] = MappingProxyType({
-    # v0.7 (results published 29 July 2020): NVIDIA's max-scale records on DGX A100 (A100-SXM4-40GB),
-    # minutes [nvidia2020mlperfblog]; the BERT system is dgxa100_n256 (256 nodes) [mlcommons2020training].
-    "v0.7_max_scale_minutes": MappingProxyType({
-        "BERT": 0.81, "DLRM": 3.33, "ResNet-50": 0.76, "Transformer": 0.62, "GNMT": 0.71, "SSD": 0.82,
-        "Mask R-CNN": 10.46, "MiniGo": 17.07}),
-    "v0.7_bert_nodes": 256,
-    "v0.7_source": "nvidia2020mlperfblog",
-    # v0.7 per-accelerator BERT figure: 6.53 accelerator-hours (time x accelerators of the best per-chip run)
-    "v0.7_bert_per_accelerator_hours": 6.53,
-    # v1.0 (June 2021): up to 2.1x per chip and up to 3.5x at scale versus v0.7 [nvidia2021mlperfv10]
-    "v1.0_vs_v0.7_per_chip_max": 2.1, "v1.0_vs_v0.7_at_scale_max": 3.5, "v1.0_source": "nvidia2021mlperfv10",
-    # v1.1 (December 2021): up to 2.1x chip-to-chip and 5.3x at max scale versus v0.7; DLRM at scale
-    # 0.63 min (1.6x vs v1.0) [nvidia2021mlperfv11]
-    "v1.1_vs_v0.7_per_chip_max": 2.1, "v1.1_vs_v0.7_at_scale_max": 5.3, "v1.1_dlrm_max_scale_minutes": 0.63,
-    "v1.1_source": "nvidia2021mlperfv11",
-    # v2.1 (November 2022): H100 up to 6.7x the first A100 submission, up to 2.6x the latest A100
-    # [nvidia2022mlperfv21]
-    "v2.1_h100_vs_first_a100_max": 6.7, "v2.1_h100_vs_latest_a100_max": 2.6, "v2.1_source": "nvidia2022mlperfv21",
-})
+def mlperf(round_: str | None = None, benchmark: str | None = None, gpu: str | None = None
+           ) -> list["results.Record"]:
+    """Published MLPerf Training figures of ``ampere/data/published/mlperf.json``, filtered by round
+    ("v0.7", ...), MLPerf benchmark ("BERT", ...) and GPU. Chapter section "MLPerf in the A100 era".
 
-#: BERT on one DGX A100 with 8 x A100-SXM4-80GB, same hardware in both rounds (system descriptions
-#: dgxa100_ngc21.05_pytorch and dgxa100_ngc22.09_pytorch): training time of individual logged runs, read
-#: from the MLPerf result logs [mlcommons2021training, mlcommons2022training]. Not the official scores
-#: (those are an average over several runs); the spread between runs is part of the lesson.
-MLPERF_BERT_1NODE_LOGS: Mapping[str, Any] = MappingProxyType({
-    "v1.0": MappingProxyType({"runs_s": (1450.2, 1080.9), "files": ("bert/result_0.txt", "bert/result_1.txt"),
-                              "software": "PyTorch NGC 21.05, NCCL 2.9.8", "global_batch": 448,
-                              "source": "mlcommons2021training"}),
-    "v2.1": MappingProxyType({"runs_s": (925.8,), "files": ("bert/result_0.txt",),
-                              "software": "PyTorch NGC 22.09, NCCL 2.15.1", "global_batch": 448,
-                              "source": "mlcommons2022training"}),
-})
+    The A100 rounds come from NVIDIA's technical blogs (max-scale and per-accelerator records, "up to"
+    gains between rounds); the H100 row is an official single-node score.
+    """
+    rows = results.records(benchmark="mlperf-training", kind="published", gpu=gpu)
+    if round_ is not None:
+        rounds = sorted({r.params.get("round") for r in rows})
+        check.one_of("round_", round_, rounds)
+        rows = [r for r in rows if r.params.get("round") == round_]
+    if benchmark is not None:
+        rows = [r for r in rows if r.params.get("benchmark") == benchmark]
+    return rows
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -983,11 +960,13 @@ def validate() -> tuple[str, bool]:
     [nvidia2025superpodb200], "5 petaFLOPS" per DGX A100 and "700 petaFLOPS" per 140-node SuperPOD
     (both sparse FP16) [nvidia2020superpod]. Returns ``(report, passed)``."""
     lines, ok = [], True
-    for su, nodes, gpus, leaf, spine, core, c1, c2, c3 in B200_REFERENCE:
+    for r in b200_reference():
+        su, nodes = r.scalable_units, r.nodes
         f = fat_tree(nodes, rails=8, su_nodes=32, switch_ports=64, port_bytes_per_s=50e9)
         got = (f.end_ports, f.leaf_switches, f.spine_switches, f.core_switches,
                f.cables["node_leaf"], f.cables["leaf_spine"], f.cables["spine_core"])
-        want = (gpus, leaf, spine, core, c1, c2, c3)
+        want = (r.gpus, r.leaf_switches, r.spine_switches, r.core_switches, r.node_leaf_cables,
+                r.leaf_spine_cables, r.spine_core_cables)
         good = got == want
         ok &= good
         lines.append(f"B200 RA {su:2d} SU: model {got} vs published {want}: {'ok' if good else 'MISMATCH'}")

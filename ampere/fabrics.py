@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import check, specs
+from . import check, results, specs
 
 __all__ = [
     "NVLINK_PAYLOAD_EFFICIENCY", "PCIE_EFFICIENCY", "IB_EDR_BYTES_PER_S", "IB_HDR_BYTES_PER_S",
@@ -45,9 +45,17 @@ IB_EDR_BYTES_PER_S = 100e9 / 8  # source: nvidia2017dgx1
 IB_HDR_BYTES_PER_S = 200e9 / 8  # source: nvidia2020dgxa100wp
 #: InfiniBand NDR port: 400 Gb/s = 50 GB/s per direction (DGX H100: 8 single-port ConnectX-7).
 IB_NDR_BYTES_PER_S = 400e9 / 8  # source: nvidia2024basepod
-#: Per-step latency inside a node: half the 10.1 us that a 32-byte all-reduce takes on two A100s
-#: (nccl#583), i.e. each of the ring's 2(n-1) = 2 steps. An upper bound: launch overhead is included.
-A100_INTRA_LATENCY_S = 10.14e-6 / 2  # source: nccl583
+
+
+def _two_gpu_latency_s() -> float:
+    rec = next(r for r in results.records(benchmark="all-reduce", kind="published") if r.id == "nccl583-a100-2gpu-latency")
+    return rec.figures["time_us"] * 1e-6
+
+
+#: Per-step latency inside a node: half the time a 32-byte all-reduce takes on two A100s (nccl#583,
+#: record ``nccl583-a100-2gpu-latency``), i.e. each of the ring's 2(n-1) = 2 steps. An upper bound:
+#: launch overhead is included.
+A100_INTRA_LATENCY_S = _two_gpu_latency_s() / 2  # source: nccl583
 #: Per-step latency between nodes: an assumption of the model (InfiniBand wire latency is about a
 #: microsecond; NCCL's network proxy adds several), stated in the chapters, not a measurement.
 INTER_LATENCY_S = 10e-6

@@ -1,48 +1,19 @@
-"""NVLink, NVSwitch and collectives: the alpha-beta model of NCCL-style collectives, and real ones.
+"""NVLink, NVSwitch and collectives: the chapter's views, its data-parallel model and real collectives.
 
-Chapter: *NVLink, NVSwitch and collectives* (book/nvlink.ipynb). The *DGX A100 and SuperPOD* and
-*Megatron-LM* chapters build on the collective model defined here.
+Chapter: *NVLink, NVSwitch and collectives* (book/nvlink.ipynb). The collective model itself (alpha-beta,
+algbw/busbw, ring/tree, hierarchical all-reduce) lives in :mod:`ampere.collectives`, the node networks
+in :mod:`ampere.fabrics`; this module re-exports their names for the chapter and adds:
 
-Conventions (stated once, used everywhere in this module and its chapter)
--------------------------------------------------------------------------
+* the data-parallel scaling model (:func:`data_parallel_step`, :func:`crossover_gpus`) on the systems of
+  :func:`systems` (built from :mod:`ampere.fabrics` presets);
+* real collectives on ``torch.distributed`` (:func:`run_collective`: gloo on CPU processes, NCCL with
+  one GPU per rank; the time of a call is the **max over ranks**), the alpha-beta fit to them, GPU-to-GPU
+  copies and the ``python -m ampere bench collectives`` entry point;
+* the chapter's tables (links, the 600 -> 230 GB/s cascade, the claims checked), with the published
+  nccl-tests and Megatron figures read from ``ampere/data/published/`` (:func:`published`).
 
-``size_bytes`` (S)
-    The per-rank buffer size in bytes, as nccl-tests counts it [ncclteststperf]: for
-    ``all_reduce``, ``broadcast`` and ``reduce`` the buffer each rank holds; for ``all_gather`` the
-    gathered *output* on each rank (n x the per-rank input); for ``reduce_scatter`` the *input* on each
-    rank (n x the per-rank output). With this convention ``algbw = S / t`` and the bus-bandwidth factors
-    below make busbw comparable with a link speed, whatever the operation and the rank count.
-``n``
-    The number of ranks (GPUs, or processes in the gloo lab). ``n = 1`` is allowed: nothing moves, the
-    time is zero.
-Bandwidths
-    Always **per direction**, in bytes/s (GB = 1e9 B). ``link_bytes_per_s`` (B) is what one rank can
-    send while it receives as much: an A100 on NVSwitch has 12 NVLink 3 links x 25 GB/s = 300 GB/s per
-    direction (600 GB/s is the sum of both directions, ``GPUSpec.nvlink_bytes_per_s``); PCIe Gen4 x16 is
-    31.5 GB/s per direction (``GPUSpec.pcie_bytes_per_s``). Effective values (what NCCL can reach) are
-    lower; see :func:`nvlink_effective_bytes_per_s`.
-``latency_s`` (alpha)
-    The fixed cost of one communication step (one message hop, including the launch and synchronisation
-    overheads a step pays), in seconds.
-busbw (nccl-tests [ncclteststperf])
-    ``busbw = algbw x factor`` with factor 2(n-1)/n for all-reduce, (n-1)/n for all-gather and
-    reduce-scatter, 1 for broadcast and reduce. It is the bandwidth each rank's link must sustain, so it
-    is compared with B, never with the bidirectional sum.
-
-The alpha-beta model [thakur2005collectives,patarasuk2009bandwidth], with ``beta = 1/B``:
-
-================  ======================================  ==============================================
-operation         ring                                    tree (pipelined, NCCL-style)
-================  ======================================  ==============================================
-all_reduce        2(n-1) alpha + 2(n-1)/n S/B             2 ceil(log2 n) alpha + 2 S/B (double binary tree)
-all_gather        (n-1) alpha + (n-1)/n S/B               not defined (NCCL runs it as a ring)
-reduce_scatter    (n-1) alpha + (n-1)/n S/B               not defined (NCCL runs it as a ring)
-broadcast         (n-1) alpha + S/B (pipelined chain)     ceil(log2 n) alpha + S/B (pipelined tree)
-reduce            (n-1) alpha + S/B (pipelined chain)     ceil(log2 n) alpha + S/B (pipelined tree)
-================  ======================================  ==============================================
-
-The ring's bandwidth term equals the lower bound of any send/receive algorithm, which is why the busbw
-factors are what they are: a ring at full speed has ``busbw = B``.
+Conventions (per-rank ``size_bytes`` as nccl-tests counts it, bandwidths per direction, busbw factors)
+are stated once, in :mod:`ampere.collectives`.
 """
 
 from __future__ import annotations
@@ -52,295 +23,46 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from . import specs
+from . import check, specs
+from .collectives import (ALGORITHMS, OPS, AllReducePhases, algorithm_bandwidth, alpha_beta_terms,  # noqa: F401
+                          bus_bandwidth, busbw_factor, check_op, collective_time,
+                          hierarchical_all_reduce_breakdown, hierarchical_all_reduce_time)
+from .fabrics import (A100_INTRA_BYTES_PER_S, A100_INTRA_LATENCY_S, DGX_A100_INTER_BYTES_PER_S,  # noqa: F401
+                      IB_HDR_BYTES_PER_S, INTER_LATENCY_S, NVLINK_PAYLOAD_EFFICIENCY, PCIE_EFFICIENCY,
+                      nvlink_bytes_per_s_per_direction, nvlink_effective_bytes_per_s)
+from . import collectives, fabrics
 
 __all__ = [
     "OPS", "ALGORITHMS", "busbw_factor", "bus_bandwidth", "algorithm_bandwidth", "alpha_beta_terms",
-    "collective_time", "hierarchical_all_reduce_time", "hierarchical_all_reduce_breakdown",
+    "collective_time", "hierarchical_all_reduce_time", "hierarchical_all_reduce_breakdown", "AllReducePhases",
     "nvlink_bytes_per_s_per_direction", "nvlink_effective_bytes_per_s", "NVLINK_PAYLOAD_EFFICIENCY",
-    "IB_HDR_BYTES_PER_S", "DGX_A100_COMPUTE_NICS", "DGX_A100_INTER_BYTES_PER_S", "A100_INTRA_BYTES_PER_S",
-    "A100_INTRA_LATENCY_S", "INTER_LATENCY_S",
+    "IB_HDR_BYTES_PER_S", "DGX_A100_INTER_BYTES_PER_S", "A100_INTRA_BYTES_PER_S", "A100_INTRA_LATENCY_S",
+    "INTER_LATENCY_S", "System", "systems", "DataParallelStep", "data_parallel_step", "crossover_gpus",
+    "CollectiveRun", "run_collective", "AlphaBetaFit", "fit_alpha_beta", "holdout_check", "p2p_copy_bandwidth",
+    "bench_main", "published", "link_table", "nvlink_cascade", "claims",
 ]
-
-#: Collectives the model knows, in the order tables print them.
-OPS: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
-#: Algorithms of :func:`collective_time`.
-ALGORITHMS: tuple[str, ...] = ("ring", "tree")
-_TREE_OPS = frozenset({"all_reduce", "broadcast", "reduce"})
-
-# --- link figures --------------------------------------------------------------------------------------
-
-#: Fraction of the NVLink line rate NCCL's SM-driven copies carry as payload: 128-byte payloads turn each
-#: link's 25 GB/s per direction into about 20 GB/s (nccl-tests#149, NVIDIA's NCCL maintainer).
-NVLINK_PAYLOAD_EFFICIENCY = 20.0 / 25.0  # source: nccltests149
-#: InfiniBand HDR port: 200 Gb/s data rate = 25 GB/s per direction.
-IB_HDR_BYTES_PER_S = 200e9 / 8  # source: nvidia2020dgxa100wp
-#: A DGX A100 has 8 single-port HDR adapters for the compute fabric, one per GPU.
-DGX_A100_COMPUTE_NICS = 8  # source: nvidia2020dgxa100wp
-#: Per-node inter-node bandwidth of a DGX A100, per direction: 8 x 25 GB/s = 200 GB/s.
-DGX_A100_INTER_BYTES_PER_S = DGX_A100_COMPUTE_NICS * IB_HDR_BYTES_PER_S
-
-
-def nvlink_bytes_per_s_per_direction(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> float:
-    """NVLink line rate of one GPU, per direction, all links together (A100: 12 x 25 GB/s = 300 GB/s).
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "The links". Read from ``ampere.specs``
-    (``nvlink_bytes_per_s`` is the bidirectional sum). GPUs without NVLink give 0.
-    """
-    spec = specs.get(gpu)
-    return spec.nvlink_bytes_per_s / 2
-
-
-def nvlink_effective_bytes_per_s(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> float:
-    """NVLink bandwidth per direction that NCCL can use: line rate x 128-byte payload efficiency.
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "Why 230 GB/s, not 600". For an A100:
-    12 links x 25 GB/s x 0.8 = 240 GB/s; NVIDIA's maintainer adds that other on-GPU bottlenecks leave
-    about 230 GB/s of all-reduce busbw at large sizes [nccltests149].
-    """
-    return nvlink_bytes_per_s_per_direction(gpu) * NVLINK_PAYLOAD_EFFICIENCY
-
-
-#: Default intra-node bandwidth of the hierarchical model: effective NVLink 3 of an A100 on NVSwitch.
-A100_INTRA_BYTES_PER_S = nvlink_effective_bytes_per_s("A100-SXM4-80GB")
-#: Default per-step latency inside a node: half the 10.1 us that a 32-byte all-reduce takes on two A100s
-#: (nccl#583), i.e. each of the ring's 2(n-1) = 2 steps. An upper bound: launch overhead is included.
-A100_INTRA_LATENCY_S = 10.14e-6 / 2  # source: nccl583
-#: Default per-step latency between nodes: an assumption of the model (InfiniBand wire latency is about
-#: a microsecond; NCCL's network proxy adds several), stated in the chapter, not a measurement.
-INTER_LATENCY_S = 10e-6
-
-
-# --- validation ------------------------------------------------------------------------------------------
-
-def _check_op(op: str, allowed: Sequence[str] = OPS) -> str:
-    if op not in allowed:
-        raise ValueError(f"op={op!r} is not a known collective; allowed: {', '.join(allowed)}")
-    return op
-
-
-def _check_n(n: Any, name: str = "n") -> int:
-    try:
-        if isinstance(n, bool):
-            raise TypeError
-        n = operator.index(n)  # int or NumPy integer; floats and strings are refused
-    except TypeError:
-        raise ValueError(f"{name}={n!r} must be an integer >= 1 (number of ranks)") from None
-    if n < 1:
-        raise ValueError(f"{name}={n!r} must be an integer >= 1 (number of ranks)")
-    return n
-
-
-def _check_nonneg(value: Any, name: str, positive: bool = False, allow_inf: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}={value!r} must be a number") from None
-    if math.isnan(v) or (math.isinf(v) and not allow_inf) or v < 0 or (positive and v == 0):
-        raise ValueError(f"{name}={value!r} must be a finite number {'> 0' if positive else '>= 0'}")
-    return v
-
-
-# --- bus bandwidth ----------------------------------------------------------------------------------------
-
-def busbw_factor(op: str, n: int) -> float:
-    """nccl-tests' factor busbw / algbw: 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter), 1.
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "algbw and busbw". Broadcast and reduce have
-    factor 1 for every n >= 2 (and 0 for n = 1, where nothing moves).
-    """
-    _check_op(op)
-    n = _check_n(n)
-    if n == 1:
-        return 0.0
-    if op == "all_reduce":
-        return 2 * (n - 1) / n
-    if op in ("all_gather", "reduce_scatter"):
-        return (n - 1) / n
-    return 1.0
-
-
-def bus_bandwidth(op: str, algbw_bytes_per_s: float, n: int) -> float:
-    """Bus bandwidth (bytes/s) from the algorithm bandwidth ``algbw = S / t``, as nccl-tests defines it.
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "algbw and busbw". Example: an all-reduce of
-    S bytes on 8 GPUs in t seconds has busbw = 1.75 S / t, comparable with the per-direction link speed.
-    """
-    algbw = _check_nonneg(algbw_bytes_per_s, "algbw_bytes_per_s")
-    return algbw * busbw_factor(op, n)
-
-
-def algorithm_bandwidth(size_bytes: float, time_s: float) -> float:
-    """``algbw = S / t`` in bytes/s (S per nccl-tests' convention, see the module docstring)."""
-    size = _check_nonneg(size_bytes, "size_bytes")
-    t = _check_nonneg(time_s, "time_s", positive=True)
-    return size / t
-
-
-# --- the alpha-beta model ---------------------------------------------------------------------------------
-
-def alpha_beta_terms(op: str, n: int, algorithm: str = "ring") -> tuple[float, float]:
-    """Coefficients ``(a, b)`` with ``t = a * alpha + b * S / B`` for one collective.
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "The alpha-beta model". ``a`` counts the
-    sequential communication steps, ``b`` the bytes (in units of S) each rank must send over its link.
-    Fitting alpha and beta to measurements is linear regression on these two columns.
-    """
-    _check_op(op)
-    n = _check_n(n)
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm={algorithm!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
-    if algorithm == "tree" and op not in _TREE_OPS:
-        raise ValueError(f"algorithm='tree' is not defined for op={op!r}; use algorithm='ring' "
-                         f"(tree is defined for: {', '.join(o for o in OPS if o in _TREE_OPS)})")
-    if n == 1:
-        return 0.0, 0.0
-    log_n = math.ceil(math.log2(n))
-    if op == "all_reduce":
-        return (2.0 * (n - 1), 2.0 * (n - 1) / n) if algorithm == "ring" else (2.0 * log_n, 2.0)
-    if op in ("all_gather", "reduce_scatter"):
-        return float(n - 1), (n - 1) / n
-    # broadcast and reduce: a pipelined chain (ring) or a pipelined binary tree move S once per link
-    return (float(n - 1), 1.0) if algorithm == "ring" else (float(log_n), 1.0)
-
-
-def collective_time(op: str, size_bytes: float, n: int, link_bytes_per_s: float, latency_s: float,
-                    algorithm: str = "ring") -> float:
-    """Predicted time (s) of one collective by the alpha-beta model (table in the module docstring).
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "The alpha-beta model". ``size_bytes`` is the
-    per-rank buffer (nccl-tests convention), ``link_bytes_per_s`` the per-direction bandwidth of each
-    rank, ``latency_s`` the cost of one step. Invalid ``op``, ``algorithm`` or ``n`` raise ValueError.
-    """
-    a, b = alpha_beta_terms(op, n, algorithm)
-    size = _check_nonneg(size_bytes, "size_bytes")
-    bw = _check_nonneg(link_bytes_per_s, "link_bytes_per_s", positive=True, allow_inf=True)  # inf: free bandwidth
-    alpha = _check_nonneg(latency_s, "latency_s")
-    return a * alpha + b * size / bw
-
-
-# --- hierarchical all-reduce -------------------------------------------------------------------------------
-
-def hierarchical_all_reduce_breakdown(size_bytes: float, nodes: int, gpus_per_node: int = 8,
-                                      intra_bytes_per_s: float = A100_INTRA_BYTES_PER_S,
-                                      inter_bytes_per_s: float = DGX_A100_INTER_BYTES_PER_S,
-                                      intra_latency_s: float = A100_INTRA_LATENCY_S,
-                                      inter_latency_s: float = INTER_LATENCY_S,
-                                      inter_algorithm: str = "ring") -> dict[str, float]:
-    """The three phases of a hierarchical all-reduce, in seconds, and their sum (key ``"total_s"``).
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "Across nodes". The algorithm:
-
-    1. reduce-scatter inside each node over NVLink/NVSwitch: each of the g GPUs ends with S/g reduced bytes;
-    2. all-reduce of those shards across the N nodes: g independent rings (or trees), one per GPU and
-       its own NIC ("rail"), each moving S/g bytes over 1/g of the node's bandwidth;
-    3. all-gather inside each node over NVLink/NVSwitch.
-
-    ``intra_bytes_per_s`` is the per-GPU, per-direction bandwidth inside a node (default: effective
-    NVLink 3 of an A100, 240 GB/s); ``inter_bytes_per_s`` is the **per-node** bandwidth per direction,
-    all NICs together (default: DGX A100, 8 x HDR 200 Gb/s = 200 GB/s). Phase 2 therefore costs
-    2(N-1)/N x S / inter_bytes_per_s with rings. With ``nodes = 1`` it is a plain ring all-reduce.
-    """
-    size = _check_nonneg(size_bytes, "size_bytes")
-    nodes = _check_n(nodes, "nodes")
-    g = _check_n(gpus_per_node, "gpus_per_node")
-    intra_bw = _check_nonneg(intra_bytes_per_s, "intra_bytes_per_s", positive=True)
-    inter_bw = _check_nonneg(inter_bytes_per_s, "inter_bytes_per_s", positive=True)
-    if inter_algorithm not in ALGORITHMS:
-        raise ValueError(f"inter_algorithm={inter_algorithm!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
-    if nodes == 1:
-        t = collective_time("all_reduce", size, g, intra_bw, intra_latency_s)
-        return {"reduce_scatter_s": t / 2, "inter_all_reduce_s": 0.0, "all_gather_s": t / 2, "total_s": t}
-    rs = collective_time("reduce_scatter", size, g, intra_bw, intra_latency_s)
-    # each rail carries S/g bytes at inter_bw/g per direction: the per-rail ring is
-    # 2(N-1)/N (S/g)/(inter_bw/g) = 2(N-1)/N S/inter_bw, plus its 2(N-1) latency steps
-    inter = collective_time("all_reduce", size / g, nodes, inter_bw / g, inter_latency_s, inter_algorithm)
-    ag = collective_time("all_gather", size, g, intra_bw, intra_latency_s)
-    return {"reduce_scatter_s": rs, "inter_all_reduce_s": inter, "all_gather_s": ag, "total_s": rs + inter + ag}
-
-
-def hierarchical_all_reduce_time(size_bytes: float, nodes: int, gpus_per_node: int = 8,
-                                 intra_bytes_per_s: float = A100_INTRA_BYTES_PER_S,
-                                 inter_bytes_per_s: float = DGX_A100_INTER_BYTES_PER_S,
-                                 intra_latency_s: float = A100_INTRA_LATENCY_S,
-                                 inter_latency_s: float = INTER_LATENCY_S,
-                                 inter_algorithm: str = "ring") -> float:
-    """Time (s) of an all-reduce of ``size_bytes`` per GPU over ``nodes`` x ``gpus_per_node`` GPUs.
-
-    Chapter: *NVLink, NVSwitch and collectives*, section "Across nodes". NVLink/NVSwitch inside a node,
-    InfiniBand between nodes (defaults: DGX A100 with 8 x HDR, ``inter_bytes_per_s`` per node and per
-    direction). See :func:`hierarchical_all_reduce_breakdown` for the phases and the conventions.
-    """
-    return hierarchical_all_reduce_breakdown(size_bytes, nodes, gpus_per_node, intra_bytes_per_s,
-                                             inter_bytes_per_s, intra_latency_s, inter_latency_s,
-                                             inter_algorithm)["total_s"]
-
 
 # =========================================================================================================
 # Data-parallel scaling: step time = compute + the part of the gradient all-reduce that is not hidden
 # =========================================================================================================
 
-#: Per-node inter-node bandwidth of a DGX-1 (V100): 4 x InfiniBand EDR 100 Gb/s = 50 GB/s per direction.
-DGX1_INTER_BYTES_PER_S = 4 * 100e9 / 8  # source: nvidia2017dgx1
-#: Payload efficiency assumed for PCIe rings: the same 0.8 as NVLink (an assumption, optimistic for rings
-#: that cross the CPU; see the chapter).
-PCIE_EFFICIENCY = NVLINK_PAYLOAD_EFFICIENCY
 #: BERT-Large: 24 layers, hidden 1024, 16 heads, 340 M parameters [devlin2019bert].
 BERT_LARGE_PARAMS = 340e6  # source: devlin2019bert
 #: BERT pre-training batch: 256 sequences x 512 tokens = 128 k tokens per step [devlin2019bert].
 BERT_GLOBAL_BATCH_TOKENS = 256 * 512  # source: devlin2019bert
 
-
-@dataclass(frozen=True)
-class System:
-    """A multi-GPU machine as the data-parallel model sees it (chapter: *NVLink, NVSwitch and collectives*).
-
-    Bandwidths are per direction: ``intra_bytes_per_s`` per GPU inside a node (what a ring can use),
-    ``inter_bytes_per_s`` per node between nodes (all NICs together).
-    """
-
-    name: str  # label in tables and figures
-    gpu: str  # catalogue spec of the GPU (ampere.specs)
-    gpus_per_node: int
-    intra_bytes_per_s: float  # effective ring bandwidth per GPU inside a node, per direction
-    inter_bytes_per_s: float  # node injection bandwidth, per direction
-    intra_latency_s: float = A100_INTRA_LATENCY_S
-    inter_latency_s: float = INTER_LATENCY_S
-    note: str = ""  # how the bandwidths were obtained
-
-    def all_reduce_time(self, size_bytes: float, gpus: int, inter_algorithm: str = "ring") -> float:
-        """All-reduce of ``size_bytes`` per GPU over ``gpus`` GPUs: one node (ring) or whole nodes (hierarchical)."""
-        gpus = _check_n(gpus, "gpus")
-        g = self.gpus_per_node
-        if gpus <= g:
-            return collective_time("all_reduce", size_bytes, gpus, self.intra_bytes_per_s, self.intra_latency_s)
-        if gpus % g:
-            raise ValueError(f"gpus={gpus} must be <= {g} or a multiple of gpus_per_node={g} for {self.name}")
-        return hierarchical_all_reduce_time(size_bytes, gpus // g, g, self.intra_bytes_per_s,
-                                            self.inter_bytes_per_s, self.intra_latency_s, self.inter_latency_s,
-                                            inter_algorithm)
+#: A multi-GPU machine as the data-parallel model sees it: a node network of :mod:`ampere.fabrics`.
+System = fabrics.NodeNetwork
 
 
-def systems() -> dict[str, System]:
-    """The three boxes the chapter compares, bandwidths derived from ``ampere.specs`` (see ``System.note``).
+def systems() -> dict[str, fabrics.NodeNetwork]:
+    """The three boxes the chapter compares: presets of :mod:`ampere.fabrics` under the chapter's labels.
 
     Chapter: *NVLink, NVSwitch and collectives*, section "Why this decides data-parallel scaling".
     """
-    pcie = specs.get("A100-PCIE-80GB").pcie_bytes_per_s
-    return {
-        "DGX-1 (V100, NVLink 2)": System(
-            "DGX-1 (V100, NVLink 2)", "V100-SXM2-32GB", 8, nvlink_effective_bytes_per_s("V100-SXM2-32GB"),
-            DGX1_INTER_BYTES_PER_S,
-            note="6 NVLink 2 links x 25 GB/s x 0.8 payload efficiency (rings over all links of the hybrid "
-                 "cube-mesh); 4 x EDR 100 Gb/s per node"),
-        "DGX A100 (NVLink 3, NVSwitch)": System(
-            "DGX A100 (NVLink 3, NVSwitch)", "A100-SXM4-80GB", 8, nvlink_effective_bytes_per_s("A100-SXM4-80GB"),
-            DGX_A100_INTER_BYTES_PER_S,
-            note="12 NVLink 3 links x 25 GB/s x 0.8 through NVSwitch; 8 x HDR 200 Gb/s per node"),
-        "8x A100 PCIe (no NVLink)": System(
-            "8x A100 PCIe (no NVLink)", "A100-PCIE-80GB", 8, pcie * PCIE_EFFICIENCY, 2 * IB_HDR_BYTES_PER_S,
-            note="PCIe Gen4 x16, 31.5 GB/s x 0.8 per direction (assumed); 2 x HDR 200 Gb/s per node (assumed)"),
-    }
+    return {"DGX-1 (V100, NVLink 2)": fabrics.DGX_1_V100.with_(name="DGX-1 (V100, NVLink 2)"),
+            "DGX A100 (NVLink 3, NVSwitch)": fabrics.DGX_A100.with_(name="DGX A100 (NVLink 3, NVSwitch)"),
+            "8x A100 PCIe (no NVLink)": fabrics.A100_PCIE_SERVER.with_(name="8x A100 PCIe (no NVLink)")}
 
 
 @dataclass(frozen=True)
@@ -384,25 +106,23 @@ def data_parallel_step(system: System | str, gpus: int, params: float = BERT_LAR
     Give either ``tokens_per_gpu`` (weak scaling: the per-GPU batch is fixed) or ``global_tokens``
     (strong scaling: the global batch is split over the GPUs).
     """
-    sysm = systems()[system] if isinstance(system, str) and system in systems() else system
-    if not isinstance(sysm, System):
-        raise ValueError(f"system={system!r} is not known; allowed: a System or one of {', '.join(systems())}")
-    gpus = _check_n(gpus, "gpus")
+    known = systems()
+    sysm = known[system] if isinstance(system, str) and system in known else system
+    if not isinstance(sysm, fabrics.NodeNetwork):
+        raise ValueError(f"system={system!r} is not known; allowed: an ampere.fabrics.NodeNetwork or one of "
+                         f"{', '.join(known)}")
+    gpus = check.positive_int("gpus", gpus)
     if (tokens_per_gpu is None) == (global_tokens is None):
         raise ValueError("give exactly one of tokens_per_gpu (weak scaling) or global_tokens (strong scaling)")
-    tokens = (_check_nonneg(tokens_per_gpu, "tokens_per_gpu", positive=True) if tokens_per_gpu is not None
-              else _check_nonneg(global_tokens, "global_tokens", positive=True) / gpus)
-    params = _check_nonneg(params, "params", positive=True)
-    frac = _check_nonneg(achieved_fraction, "achieved_fraction", positive=True)
-    if frac > 1:
-        raise ValueError(f"achieved_fraction={achieved_fraction!r} must be in (0, 1]")
-    ov = _check_nonneg(overlap, "overlap")
-    if ov > 1:
-        raise ValueError(f"overlap={overlap!r} must be in [0, 1]")
+    tokens = (check.positive("tokens_per_gpu", tokens_per_gpu) if tokens_per_gpu is not None
+              else check.positive("global_tokens", global_tokens) / gpus)
+    params = check.positive("params", params)
+    frac = check.fraction("achieved_fraction", achieved_fraction, allow_zero=False)
+    ov = check.fraction("overlap", overlap)
     peak = specs.get(sysm.gpu).peak_flops(precision)
     compute = 6 * params * tokens / (frac * peak)
-    comm = sysm.all_reduce_time(params * _check_nonneg(grad_bytes_per_param, "grad_bytes_per_param"), gpus,
-                                inter_algorithm) if gpus > 1 else 0.0
+    comm = collectives.all_reduce_time(params * check.nonneg("grad_bytes_per_param", grad_bytes_per_param), gpus,
+                                       sysm, inter_algorithm) if gpus > 1 else 0.0
     exposed = max(0.0, comm - ov * (2 / 3) * compute)
     return DataParallelStep(gpus, tokens, compute, comm, exposed, compute + exposed)
 
@@ -703,11 +423,15 @@ def run_collective(op: str, sizes_bytes: Sequence[int], world_size: int, backend
     bad input (unknown op, sizes that do not split over the ranks, ``backend="nccl"`` with fewer visible
     GPUs than ranks) raises ``ValueError`` before any process starts.
     """
-    _check_op(op)
-    world_size = _check_n(world_size, "world_size")
+    check_op(op)
+    world_size = check.positive_int("world_size", world_size)
     sizes = _check_sizes(op, sizes_bytes, world_size)
-    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-        raise ValueError(f"samples={samples!r} must be an integer >= 1")
+    samples = check.positive_int("samples", samples)
+    if warmup is not None:
+        warmup = check.nonneg_int("warmup", warmup)
+    if target_sample_s is not None:
+        target_sample_s = check.nonneg("target_sample_s", target_sample_s)
+    timeout_s = check.positive("timeout_s", timeout_s)
     from . import launch
 
     backend = backend or launch.default_backend(world_size)
@@ -721,8 +445,8 @@ def run_collective(op: str, sizes_bytes: Sequence[int], world_size: int, backend
         if world_size > visible:
             raise ValueError(f"backend='nccl' needs one GPU per rank: world_size={world_size} but {visible} "
                              "CUDA GPU(s) visible; allowed: world_size <= the GPU count, or backend='gloo'")
-    warmup = (5 if gpu else 2) if warmup is None else int(warmup)
-    target = (1e-3 if gpu else 0.0) if target_sample_s is None else float(target_sample_s)
+    warmup = (5 if gpu else 2) if warmup is None else warmup
+    target = (1e-3 if gpu else 0.0) if target_sample_s is None else target_sample_s
     per_rank = launch.spawn(_collective_rank, world_size, args=(op, sizes, samples, warmup, target),
                             backend=backend, timeout_s=timeout_s)
     return _aggregate(op, world_size, backend, per_rank)
@@ -761,8 +485,8 @@ def fit_alpha_beta(op: str, n: int, sizes_bytes: Sequence[float], times_s: Seque
     a, b = alpha_beta_terms(op, n, algorithm)
     if a == 0 and b == 0:
         raise ValueError(f"n={n}: a single rank does not communicate; nothing to fit")
-    S = np.asarray([_check_nonneg(s, "sizes_bytes") for s in sizes_bytes], dtype=float)
-    t = np.asarray([_check_nonneg(x, "times_s", positive=True) for x in times_s], dtype=float)
+    S = np.asarray([check.nonneg("sizes_bytes", s) for s in sizes_bytes], dtype=float)
+    t = np.asarray([check.positive("times_s", x) for x in times_s], dtype=float)
     if S.shape != t.shape or len(np.unique(S)) < 2:
         raise ValueError("sizes_bytes and times_s must have the same length with at least two distinct sizes")
     X = np.column_stack([np.full_like(S, a), b * S]) / t[:, None]  # relative residuals: (X p - t) / t
@@ -902,14 +626,16 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     if _under_torchrun():
         return _bench_torchrun(args, env)
 
-    info = device.probe()
-    ngpu = info.gpu_count if info.is_gpu else 0
-    world = args.world_size or (ngpu if ngpu >= 2 else 2)
-    if world < 1:
-        p.error(f"--world-size {world} must be >= 1")
+    info = benchcli.probe(args)
+    ngpu = info.gpu_count if info.backend == "cuda" else 0
+    if args.world_size is not None and args.world_size < 1:
+        p.error(f"--world-size {args.world_size} must be an integer >= 1 (ranks to spawn)")
+    world = args.world_size if args.world_size is not None else (ngpu if ngpu >= 2 else 2)
     from . import launch
 
-    backend = args.backend or launch.default_backend(world)
+    if args.device == "cpu" and args.backend == "nccl":
+        p.error("--backend nccl needs GPUs; --device cpu runs gloo ranks on the CPU")
+    backend = args.backend or ("gloo" if info.backend != "cuda" else launch.default_backend(world))
     if backend == "nccl" and world > ngpu:
         p.error(f"--backend nccl needs one GPU per rank: --world-size {world} but {ngpu} GPU(s) visible")
     samples = _default_samples(args, backend)
@@ -957,10 +683,22 @@ def _default_samples(args: Any, backend: str) -> int:
 
 
 def _bench_sizes(args: Any, backend: str, world: int) -> list[int]:
-    sizes = ([_parse_size(s) for s in args.sizes.split(",")] if args.sizes
-             else _default_sizes(backend == "nccl", args.quick))
+    """Sizes of the sweep, each a whole number of float32 elements per rank (valid for every op).
+
+    A size given with ``--sizes`` that is not a multiple of 4 x world-size bytes is refused with the
+    nearest valid sizes (never silently rounded); the default sweep is made of valid sizes.
+    """
     unit = _ELEMENT_BYTES * world
-    return [max(unit, s - s % unit) for s in sizes]  # divisible by the rank count, valid for every op
+    if not args.sizes:
+        return [max(unit, s - s % unit) for s in _default_sizes(backend == "nccl", args.quick)]
+    sizes = [_parse_size(s) for s in args.sizes.split(",")]
+    for s in sizes:
+        if s <= 0 or s % unit:
+            below, above = s - s % unit, s - s % unit + unit
+            near = f"{below} or {above}" if below > 0 else f"{above}"
+            raise ValueError(f"--sizes {s}: each size must be a positive multiple of {unit} bytes (float32 "
+                             f"elements split over {world} ranks); nearest valid: {near}")
+    return sizes
 
 
 def _fit_in_memory(sizes: list[int], world: int, memory_bytes: float) -> tuple[list[int], list[int]]:
@@ -1059,14 +797,24 @@ def _bench_torchrun(args: Any, env: dict[str, str]) -> int:
 # The chapter's tables: links as data, the 600 -> 230 GB/s cascade, the claims checked
 # =========================================================================================================
 
-#: Published measurements the chapter compares with (value, bib key). Calibration inputs are kept apart
-#: from these validation targets: the model never reads them.
-PUBLISHED: dict[str, tuple[float, str]] = {
-    "a100_8gpu_all_reduce_busbw_bytes_per_s": (232.54e9, "nccltests175"),
-    "a100_8gpu_all_reduce_busbw_expected_bytes_per_s": (230e9, "nccltests149"),
-    "megatron_tflops_per_gpu_32": (137e12, "narayanan2021megatron"),
-    "megatron_tflops_per_gpu_3072": (163e12, "narayanan2021megatron"),
-}
+def published(record_id: str) -> "results.Record":
+    """One published record the chapter compares with (``ampere/data/published/collectives.json`` and
+    ``training-throughput.json``), by id. Calibration inputs are kept apart from these validation targets:
+    the model never reads them. Chapter: *NVLink, NVSwitch and collectives*, "Why 230 GB/s, not 600".
+    """
+    from . import results
+
+    rows = {r.id: r for r in results.records(kind="published")
+            if r.benchmark in ("all-reduce", "training-throughput")}
+    check.one_of("record_id", record_id, sorted(rows))
+    return rows[record_id]
+
+
+#: Ids of the published records the chapter's text and claims use.
+A100_8GPU_BUSBW = "nccltests175-a100-8gpu-all-reduce"
+A100_8GPU_BUSBW_EXPECTED = "nccltests149-a100-8gpu-expected"
+MEGATRON_32 = "megatron-table1-1.7b-32gpu"
+MEGATRON_3072 = "megatron-table1-1t-3072gpu"
 
 
 def link_table() -> list[dict[str, Any]]:
@@ -1097,12 +845,13 @@ def nvlink_cascade(gpu: str = "A100-SXM4-80GB") -> list[tuple[str, float]]:
     Chapter: *NVLink, NVSwitch and collectives*, section "Why 230 GB/s, not 600".
     """
     s = specs.get(gpu)
-    measured, key = PUBLISHED["a100_8gpu_all_reduce_busbw_bytes_per_s"]
+    rec = published(A100_8GPU_BUSBW)
+    measured = rec.figures["busbw_gb_per_s"] * 1e9
     return [("datasheet: both directions added", s.nvlink_bytes_per_s),
             (f"per direction: {s.nvlink_links} links x {s.nvlink_bytes_per_s / 2 / s.nvlink_links / 1e9:.0f} GB/s",
              nvlink_bytes_per_s_per_direction(s)),
             (f"payload of 128-byte packets (x {NVLINK_PAYLOAD_EFFICIENCY:.1f})", nvlink_effective_bytes_per_s(s)),
-            (f"all-reduce busbw measured on 8 GPUs [{key}]", measured)]
+            ("all-reduce busbw measured on 8 GPUs (nccl-tests)", measured)]
 
 
 def claims() -> list[dict[str, str]]:
@@ -1121,9 +870,10 @@ def claims() -> list[dict[str, str]]:
     r32v = data_parallel_step(v_name, 32, **strong).comm_to_compute
     r32a = data_parallel_step(a_name, 32, **strong).comm_to_compute
     e3072 = data_parallel_step(a_name, 3072, tokens_per_gpu=4096).efficiency
-    m32, m3072 = PUBLISHED["megatron_tflops_per_gpu_32"][0], PUBLISHED["megatron_tflops_per_gpu_3072"][0]
+    m32 = published(MEGATRON_32).figures["fp16_tflop_per_s_per_gpu"] * 1e12
+    m3072 = published(MEGATRON_3072).figures["fp16_tflop_per_s_per_gpu"] * 1e12
     peak = a100.peak_flops("fp16")
-    busbw = PUBLISHED["a100_8gpu_all_reduce_busbw_bytes_per_s"][0]
+    busbw = published(A100_8GPU_BUSBW).figures["busbw_gb_per_s"] * 1e9
     return [
         {"claim": "NVLink 3 gives 600 GB/s of bidirectional bandwidth per GPU", "seed": "seed000",
          "verdict": "holds (bidirectional)",

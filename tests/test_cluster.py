@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ampere import cluster as cl
-from ampere import interconnect as ic
+from ampere import collectives, fabrics, results
 from ampere import specs
 
 
@@ -241,7 +241,10 @@ def test_model_never_beats_the_counting_bound(nodes):
 def test_b200_reference_architecture_table_is_reproduced():
     text, ok = cl.validate()
     assert ok, text
-    assert text.count("ok") == len(cl.B200_REFERENCE) + 2
+    assert text.count("ok") == len(cl.b200_reference()) + 2
+    rows = cl.b200_reference()
+    assert all(isinstance(r, cl.ReferenceCounts) for r in rows) and rows[0].scalable_units == 2
+    assert results.table("superpod-b200-counts")["source"] == "nvidia2025superpodb200"
 
 
 def test_partial_scalable_unit_builds_whole_su():
@@ -251,14 +254,16 @@ def test_partial_scalable_unit_builds_whole_su():
     assert f.ports()["leaf"]["spare"] == 16 * 40 - 21 * 8 - 16 * 20
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"nodes": 0}, "nodes"), ({"nodes": -3}, "nodes"), ({"nodes": 1.5}, "nodes"), ({"nodes": True}, "nodes"),
-    ({"nodes": 20, "switch_ports": 38}, "switch_ports"), ({"nodes": 20, "switch_ports": 1}, "switch_ports"),
-    ({"nodes": 20, "optical_tiers": ("core",)}, "optical_tiers"),
-    ({"nodes": 10_000}, "three levels"),
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"nodes": 0}, ValueError, "nodes"), ({"nodes": -3}, ValueError, "nodes"), ({"nodes": 1.5}, TypeError, "nodes"),
+    ({"nodes": True}, TypeError, "nodes"),
+    ({"nodes": 20, "switch_ports": 38}, ValueError, "switch_ports"),
+    ({"nodes": 20, "switch_ports": 1}, ValueError, "switch_ports"),
+    ({"nodes": 20, "optical_tiers": ("core",)}, ValueError, "optical_tiers"),
+    ({"nodes": 10_000}, ValueError, "three levels"),
 ])
-def test_fabric_bad_input(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_fabric_bad_input(kwargs, error, match):
+    with pytest.raises(error, match=match):
         cl.fat_tree(**kwargs)
 
 
@@ -313,7 +318,7 @@ def test_scaling_table_rows():
 # --- Selene ------------------------------------------------------------------------------------------------
 
 def test_selene_figures():
-    june, nov = cl.SELENE
+    june, nov = cl.selene()
     assert (june.gpus, nov.gpus) == (2240, 4480)
     assert nov.hpl_efficiency == pytest.approx(63.46 / 79.215)
     assert nov.gpu_fp64_peak_flops() == pytest.approx(4480 * 19.49e12, rel=1e-3)
@@ -330,17 +335,24 @@ def test_selene_figures():
 
 def test_pod_all_reduce_uses_the_interconnect_model():
     one = cl.pod_all_reduce(340e6, 1)
-    ring = ic.collective_time("all_reduce", 680e6, 8, ic.A100_INTRA_BYTES_PER_S, ic.A100_INTRA_LATENCY_S)
-    assert one["total_s"] == pytest.approx(ring)
-    assert one["size_bytes"] == 680e6
-    many = cl.pod_all_reduce(1.5e9, 140, inter_latency_s=0.0)
-    assert many["inter_all_reduce_s"] == pytest.approx(2 * 139 / 140 * 3e9 / 200e9)
+    ring = collectives.collective_time("all_reduce", 680e6, 8, fabrics.A100_INTRA_BYTES_PER_S,
+                                       fabrics.A100_INTRA_LATENCY_S)
+    assert isinstance(one, collectives.AllReducePhases)
+    assert one.total_s == pytest.approx(ring)
+    assert one.size_bytes == 680e6
+    many = cl.pod_all_reduce(1.5e9, 140, network=fabrics.DGX_A100.with_(inter_latency_s=0.0))
+    assert many.inter_all_reduce_s == pytest.approx(2 * 139 / 140 * 3e9 / 200e9)
     # the inter-node phase of the hierarchical algorithm is one all-reduce per rail of S/8 bytes
-    assert cl.rail_all_reduce(3e9 / 8, 140) == pytest.approx(cl.pod_all_reduce(1.5e9, 140)["inter_all_reduce_s"])
+    assert cl.rail_all_reduce(3e9 / 8, 140) == pytest.approx(cl.pod_all_reduce(1.5e9, 140).inter_all_reduce_s)
+    # a DGX H100 pod: NDR doubles the per-node bandwidth, the inter-node phase halves (latency aside)
+    h100 = cl.pod_all_reduce(1.5e9, 140, network=fabrics.DGX_H100.with_(inter_latency_s=0.0))
+    assert h100.inter_all_reduce_s == pytest.approx(many.inter_all_reduce_s / 2)
     with pytest.raises(ValueError, match="params"):
         cl.pod_all_reduce(0, 4)
     with pytest.raises(ValueError, match="nodes"):
         cl.pod_all_reduce(1e6, 0)
+    with pytest.raises(TypeError, match="NodeNetwork"):
+        cl.pod_all_reduce(1e6, 2, network="DGX A100")
 
 
 def test_all_reduce_time_saturates_with_nodes():
@@ -356,18 +368,21 @@ def test_all_reduce_time_saturates_with_nodes():
 # --- money ------------------------------------------------------------------------------------------------
 
 def test_cloud_offers():
-    prices = {o.instance: o.usd_per_gpu_hour for o in cl.CLOUD_OFFERS_2023}
+    offers = cl.cloud_offers()
+    prices = {o.instance: o.usd_per_gpu_hour for o in offers}
     assert prices["p4d.24xlarge"] == pytest.approx(32.77 / 8)
-    assert all(o.source == "seed000" and o.gpus == 8 for o in cl.CLOUD_OFFERS_2023)
-    for o in cl.CLOUD_OFFERS_2023:
+    assert len(offers) == 4 and all(o.source == "seed000" and o.gpus == 8 for o in offers)
+    for o in offers:
         specs.get(o.gpu)
+    # the default price of the gap calculator is the p4d price per GPU
+    assert cl.throughput_gap_cost(0.1).usd_per_gpu_hour == pytest.approx(prices["p4d.24xlarge"])
 
 
 def test_ownership_and_break_even():
     own = cl.Ownership()
     costs = [cl.ownership_usd_per_gpu_hour(own, u) for u in (0.2, 0.5, 1.0)]
     assert costs[0] > costs[1] > costs[2]
-    price = cl.CLOUD_OFFERS_2023[1].usd_per_gpu_hour
+    price = cl.cloud_offers()[1].usd_per_gpu_hour
     u = cl.break_even_utilization(price, own)
     assert 0 < u < 1
     assert cl.ownership_usd_per_gpu_hour(own, u) == pytest.approx(price)
@@ -394,18 +409,22 @@ def test_throughput_gap_cost():
     assert g.extra_time_fraction == pytest.approx(1 / 9)
     assert g.usd_per_week == pytest.approx(33_600)
     assert g.usd_per_year == pytest.approx(33_600 * 8766 / 168)
-    for bad in (-0.1, 1.0, "x"):
+    for bad in (-0.1, 1.0):
         with pytest.raises(ValueError, match="gap"):
             cl.throughput_gap_cost(bad)
+    with pytest.raises(TypeError, match="gap must be a number"):
+        cl.throughput_gap_cost("x")
 
 
 def test_mlperf_records():
-    m = cl.MLPERF
-    assert m["v0.7_bert_nodes"] * 8 == 2048 > cl.superpod(140).gpus
-    assert m["v0.7_max_scale_minutes"]["BERT"] == 0.81
-    logs = cl.MLPERF_BERT_1NODE_LOGS
-    assert logs["v1.0"]["global_batch"] == logs["v2.1"]["global_batch"]
-    assert all(t > 0 for r in logs.values() for t in r["runs_s"])
+    bert = [r for r in cl.mlperf("v0.7", "BERT") if r.params["scale"] == "max-scale"]
+    assert len(bert) == 1 and bert[0].params["gpus"] == 2048 > cl.superpod(140).gpus
+    assert bert[0].params["nodes"] * 8 == bert[0].params["gpus"] and bert[0].source == "nvidia2020mlperfblog"
+    assert len(cl.mlperf("v0.7")) >= 8
+    h100 = cl.mlperf(gpu="H100-SXM5-80GB")
+    assert {r.params["round"] for r in h100} >= {"v2.1", "v3.0"}
+    with pytest.raises(ValueError, match="round_ must be one of"):
+        cl.mlperf("v9.9")
 
 
 def test_import_does_not_pull_torch():
@@ -414,3 +433,27 @@ def test_import_does_not_pull_torch():
     code = "import sys, ampere.cluster; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_huge_pods_are_refused_before_anything_is_built():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="nodes=1000000000 needs more than three levels.*at most 800 nodes"):
+        cl.superpod(10**9)
+    with pytest.raises(ValueError, match="at most 800 nodes"):
+        cl.fat_tree(10**12)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_numpy_integers_accepted_and_bad_types_refused():
+    import numpy as np
+
+    assert cl.superpod(np.int64(140)).gpus == 1120
+    assert cl.fat_tree(np.int32(20)).leaf_switches == 8
+    with pytest.raises(TypeError, match="nodes must be an integer"):
+        cl.superpod(140.0)
+    with pytest.raises(TypeError, match="nodes must be an integer"):
+        cl.fat_tree(True)
+    with pytest.raises(TypeError, match="utilization must be a number"):
+        cl.ownership_usd_per_gpu_hour(cl.Ownership(), "0.5")

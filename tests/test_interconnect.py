@@ -11,160 +11,6 @@ from ampere import interconnect as ic
 from ampere import specs
 
 
-# --- bus bandwidth -----------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("op,n,factor", [
-    ("all_reduce", 8, 1.75), ("all_reduce", 2, 1.0), ("all_reduce", 4, 1.5),
-    ("all_gather", 8, 0.875), ("reduce_scatter", 2, 0.5), ("broadcast", 8, 1.0), ("reduce", 3, 1.0),
-    ("all_reduce", 1, 0.0), ("broadcast", 1, 0.0),
-])
-def test_busbw_factors_match_nccl_tests(op, n, factor):
-    assert ic.busbw_factor(op, n) == pytest.approx(factor)
-    assert ic.bus_bandwidth(op, 100e9, n) == pytest.approx(100e9 * factor)
-
-
-def test_busbw_of_a_link_speed_ring_is_the_link_speed():
-    # a ring all-reduce with no latency moving at B per direction has busbw == B, for every n
-    for op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast"):
-        for n in (2, 3, 8, 64):
-            t = ic.collective_time(op, 1e9, n, 50e9, 0.0)
-            assert ic.bus_bandwidth(op, ic.algorithm_bandwidth(1e9, t), n) == pytest.approx(50e9)
-
-
-@pytest.mark.parametrize("bad", [0, -1, 2.0, "8", True, None])
-def test_invalid_n_raises(bad):
-    with pytest.raises(ValueError, match="n="):
-        ic.busbw_factor("all_reduce", bad)
-    with pytest.raises(ValueError, match="n="):
-        ic.collective_time("all_reduce", 1e6, bad, 1e9, 1e-6)
-
-
-def test_numpy_integer_n_is_accepted():
-    assert ic.busbw_factor("all_reduce", np.int64(8)) == pytest.approx(1.75)
-
-
-def test_invalid_op_and_algorithm_raise_with_allowed_values():
-    with pytest.raises(ValueError, match="op='allreduce'.*all_reduce"):
-        ic.bus_bandwidth("allreduce", 1e9, 8)
-    with pytest.raises(ValueError, match="algorithm='butterfly'.*ring, tree"):
-        ic.collective_time("all_reduce", 1e6, 8, 1e9, 1e-6, algorithm="butterfly")
-    with pytest.raises(ValueError, match="algorithm='tree' is not defined for op='all_gather'"):
-        ic.collective_time("all_gather", 1e6, 8, 1e9, 1e-6, algorithm="tree")
-    with pytest.raises(ValueError, match="algbw_bytes_per_s"):
-        ic.bus_bandwidth("all_reduce", -1.0, 8)
-
-
-@pytest.mark.parametrize("field,kwargs", [
-    ("size_bytes", dict(size_bytes=-1)), ("link_bytes_per_s", dict(link_bytes_per_s=0)),
-    ("latency_s", dict(latency_s=float("nan"))),
-])
-def test_invalid_sizes_and_rates_raise(field, kwargs):
-    args = dict(op="all_reduce", size_bytes=1e6, n=4, link_bytes_per_s=1e9, latency_s=1e-6)
-    args.update(kwargs)
-    with pytest.raises(ValueError, match=field):
-        ic.collective_time(**args)
-
-
-# --- alpha-beta formulas --------------------------------------------------------------------------------------
-
-def test_ring_all_reduce_formula():
-    n, S, B, a = 8, 256e6, 240e9, 5e-6
-    expected = 2 * (n - 1) * a + 2 * (n - 1) / n * S / B
-    assert ic.collective_time("all_reduce", S, n, B, a) == pytest.approx(expected)
-
-
-def test_all_gather_and_reduce_scatter_are_half_an_all_reduce():
-    n, S, B, a = 8, 64e6, 100e9, 2e-6
-    ar = ic.collective_time("all_reduce", S, n, B, a)
-    ag = ic.collective_time("all_gather", S, n, B, a)
-    rs = ic.collective_time("reduce_scatter", S, n, B, a)
-    assert ag == pytest.approx(rs) and ag + rs == pytest.approx(ar)
-
-
-def test_tree_has_logarithmic_latency_and_ring_linear():
-    # latency-only (S = 0): ring grows as 2(n-1), tree as 2 ceil(log2 n)
-    assert ic.collective_time("all_reduce", 0, 1024, 1e9, 1e-6) == pytest.approx(2 * 1023e-6)
-    assert ic.collective_time("all_reduce", 0, 1024, 1e9, 1e-6, "tree") == pytest.approx(20e-6)
-    assert ic.collective_time("all_reduce", 0, 1000, 1e9, 1e-6, "tree") == pytest.approx(20e-6)
-    # bandwidth-only: tree moves 2S, ring 2(n-1)/n S, so the ring is never slower for large messages
-    for n in (2, 8, 1024):
-        ring = ic.collective_time("all_reduce", 1e9, n, 1e9, 0.0)
-        tree = ic.collective_time("all_reduce", 1e9, n, 1e9, 0.0, "tree")
-        assert ring <= tree
-    assert ic.collective_time("broadcast", 1e9, 16, 1e9, 1e-3, "tree") == pytest.approx(1.0 + 4e-3)
-    assert ic.collective_time("broadcast", 1e9, 16, 1e9, 1e-3) == pytest.approx(1.0 + 15e-3)
-
-
-def test_single_rank_costs_nothing():
-    for op in ic.OPS:
-        assert ic.collective_time(op, 1e9, 1, 1e9, 1e-3) == 0.0
-
-
-def test_alpha_beta_terms_are_the_columns_of_the_fit():
-    a, b = ic.alpha_beta_terms("all_reduce", 4)
-    assert (a, b) == (6.0, 1.5)
-    assert ic.alpha_beta_terms("all_gather", 4) == (3.0, 0.75)
-    assert ic.alpha_beta_terms("broadcast", 4, "tree") == (2.0, 1.0)
-
-
-# --- link figures from the specs ------------------------------------------------------------------------------
-
-def test_nvlink_figures_come_from_the_specs():
-    a100 = specs.get("A100-SXM4-80GB")
-    assert ic.nvlink_bytes_per_s_per_direction(a100) == pytest.approx(300e9)
-    assert a100.nvlink_bytes_per_s / a100.nvlink_links / 2 == pytest.approx(25e9)  # per link, per direction
-    assert ic.nvlink_effective_bytes_per_s("A100-SXM4-80GB") == pytest.approx(240e9)
-    assert ic.nvlink_bytes_per_s_per_direction("V100-SXM2-32GB") == pytest.approx(150e9)
-    assert ic.nvlink_bytes_per_s_per_direction("H100-SXM5-80GB") == pytest.approx(450e9)
-    assert ic.nvlink_bytes_per_s_per_direction("T4") == 0.0
-    assert ic.DGX_A100_INTER_BYTES_PER_S == pytest.approx(200e9)
-    with pytest.raises(ValueError, match="not in the catalogue"):
-        ic.nvlink_bytes_per_s_per_direction("A100-SXM5")
-
-
-# --- hierarchical all-reduce ------------------------------------------------------------------------------------
-
-def test_hierarchical_one_node_is_a_ring():
-    S = 1e9
-    t = ic.hierarchical_all_reduce_time(S, 1)
-    assert t == pytest.approx(ic.collective_time("all_reduce", S, 8, ic.A100_INTRA_BYTES_PER_S,
-                                                 ic.A100_INTRA_LATENCY_S))
-
-
-def test_hierarchical_phases_add_up_and_match_hand_formula():
-    S, N, g, Bi, Be, ai, ae = 1e9, 16, 8, 240e9, 200e9, 5e-6, 10e-6
-    parts = ic.hierarchical_all_reduce_breakdown(S, N, g, Bi, Be, ai, ae)
-    intra = 2 * (g - 1) * ai + 2 * (g - 1) / g * S / Bi
-    inter = 2 * (N - 1) * ae + 2 * (N - 1) / N * S / Be
-    assert parts["reduce_scatter_s"] + parts["all_gather_s"] == pytest.approx(intra)
-    assert parts["inter_all_reduce_s"] == pytest.approx(inter)
-    assert parts["total_s"] == pytest.approx(intra + inter)
-    assert ic.hierarchical_all_reduce_time(S, N, g, Bi, Be, ai, ae) == pytest.approx(intra + inter)
-
-
-def test_hierarchical_bandwidth_term_saturates_and_tree_helps_latency():
-    S = 680e6  # BERT-Large fp16 gradients
-    t = [ic.hierarchical_all_reduce_time(S, N, intra_latency_s=0.0, inter_latency_s=0.0) for N in (2, 16, 128, 1024)]
-    assert all(a < b for a, b in zip(t, t[1:]))
-    limit = 2 * (7 / 8) * S / ic.A100_INTRA_BYTES_PER_S + 2 * S / ic.DGX_A100_INTER_BYTES_PER_S
-    assert t[-1] < limit and t[-1] > 0.99 * limit
-    small = 1e3
-    ring = ic.hierarchical_all_reduce_time(small, 1024)
-    tree = ic.hierarchical_all_reduce_time(small, 1024, inter_algorithm="tree")
-    assert tree < ring / 10
-
-
-def test_hierarchical_invalid_inputs():
-    with pytest.raises(ValueError, match="nodes=0"):
-        ic.hierarchical_all_reduce_time(1e6, 0)
-    with pytest.raises(ValueError, match="gpus_per_node"):
-        ic.hierarchical_all_reduce_time(1e6, 2, gpus_per_node=0)
-    with pytest.raises(ValueError, match="inter_algorithm"):
-        ic.hierarchical_all_reduce_time(1e6, 2, inter_algorithm="mesh")
-    with pytest.raises(ValueError, match="inter_bytes_per_s"):
-        ic.hierarchical_all_reduce_time(1e6, 2, inter_bytes_per_s=0)
-
-
 def test_import_does_not_load_torch():
     import subprocess
     import sys
@@ -292,12 +138,20 @@ def test_run_collective_rejects_bad_input():
         ic.run_collective("all_gather", [4100], 2)
     with pytest.raises(ValueError, match="multiple of 4 bytes"):
         ic.run_collective("all_reduce", [6], 2)
-    with pytest.raises(ValueError, match="world_size=0"):
+    with pytest.raises(ValueError, match="world_size must be an integer >= 1, got 0"):
         ic.run_collective("all_reduce", [4096], 0)
+    with pytest.raises(TypeError, match="world_size must be an integer"):
+        ic.run_collective("all_reduce", [4096], 2.0)
     with pytest.raises(ValueError, match="backend='mpi'"):
         ic.run_collective("all_reduce", [4096], 2, backend="mpi")
-    with pytest.raises(ValueError, match="samples=0"):
+    with pytest.raises(ValueError, match="samples must be an integer >= 1, got 0"):
         ic.run_collective("all_reduce", [4096], 2, samples=0)
+    with pytest.raises(ValueError, match="warmup must be an integer >= 0, got -3"):
+        ic.run_collective("all_reduce", [4096], 2, warmup=-3)
+    with pytest.raises(ValueError, match="target_sample_s must be >= 0"):
+        ic.run_collective("all_reduce", [4096], 2, target_sample_s=-1.0)
+    with pytest.raises(ValueError, match="timeout_s must be > 0"):
+        ic.run_collective("all_reduce", [4096], 2, timeout_s=0)
     with pytest.raises(ValueError, match="sizes_bytes is empty"):
         ic.run_collective("all_reduce", [], 2)
 
@@ -327,6 +181,29 @@ def test_result_check_catches_wrong_values(op):
     buf.work[0] += 1
     with pytest.raises(ValueError, match=f"rank 0: {op} of 64 bytes returned 1 wrong elements"):
         buf.check()
+
+
+def _per_rank(samples_by_rank, size=4096):
+    return [{"rank": r, "device_name": "CPU", "pinned_core": None,
+             "records": [{"size_bytes": size, "calls_per_sample": 1, "samples_s": list(ts)}]}
+            for r, ts in enumerate(samples_by_rank)]
+
+
+def test_a_collective_takes_as_long_as_its_slowest_rank():
+    """Each sample's time is the MAX over ranks: a collective is done when the last rank is done.
+
+    Mutation check: with ``mat.min(axis=0)`` (or a mean) in ``_aggregate`` these asserts fail.
+    """
+    fast, slow = [1e-3, 1e-3, 1e-3], [5e-3, 4e-3, 6e-3]
+    for order in ((fast, slow), (slow, fast)):
+        run = ic._aggregate("all_reduce", 2, "gloo", _per_rank(order))
+        rec = run.records[0]
+        assert rec["samples_s"] == slow  # per sample: the slowest rank
+        assert rec["median_s"] == pytest.approx(5e-3)
+        assert rec["algbw_bytes_per_s"] == pytest.approx(4096 / 5e-3)
+    # the slow rank may change from sample to sample: the max is taken per sample, not per rank
+    mixed = ic._aggregate("all_reduce", 2, "gloo", _per_rank(([1e-3, 9e-3, 1e-3], [7e-3, 1e-3, 2e-3])))
+    assert mixed.records[0]["samples_s"] == [7e-3, 9e-3, 2e-3]
 
 
 def torch_cat(parts):
@@ -374,6 +251,62 @@ def test_bench_main_under_torchrun_environment(tmp_path):
     res = results.load(next(tmp_path.glob("collectives-*.json")))
     assert res["parameters"]["launcher"] == "torchrun" and res["parameters"]["nodes"] == 1
     assert res["parameters"]["nccl_env"] == {"NCCL_DEBUG": "WARN"}
+
+
+def test_bench_refuses_zero_ranks_and_unsplittable_sizes(capsys):
+    with pytest.raises(SystemExit) as exc:
+        ic.bench_main(["--device", "cpu", "--world-size", "0", "--no-save"])
+    assert exc.value.code == 2
+    assert "--world-size 0 must be an integer >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        ic.bench_main(["--device", "cpu", "--sizes", "5", "--no-save"])
+    err = capsys.readouterr().err
+    assert "--sizes 5: each size must be a positive multiple of 8 bytes" in err and "nearest valid: 8" in err
+    with pytest.raises(SystemExit):
+        ic.bench_main(["--device", "cpu", "--sizes", "4K,4100", "--no-save"])
+    assert "nearest valid: 4096 or 4104" in capsys.readouterr().err
+
+
+@pytest.mark.serial
+def test_bench_runs_its_whole_path_on_the_cpu_quickly(monkeypatch, capsys):
+    """``python -m ampere bench collectives --device cpu --quick --no-save``: gloo ranks, <= 60 s, CPU result."""
+    import time
+
+    from ampere import benchcli
+
+    captured = []
+    real = benchcli.finish_bench
+
+    def finish(result, args, summary):
+        captured.append(result)
+        return real(result, args, summary)
+
+    monkeypatch.setattr(benchcli, "finish_bench", finish)
+    t0 = time.perf_counter()
+    assert ic.bench_main(["--device", "cpu", "--quick", "--no-save"]) == 0
+    assert time.perf_counter() - t0 <= 60.0
+    (res,) = captured
+    assert res["device"]["backend"] == "cpu" and res["parameters"]["backend"] == "gloo"
+    coll = [r for r in res["records"] if r["params"]["kind"] == "collective"]
+    assert len(coll) >= 4 and all(r["derived"]["verified"] for r in coll)
+    assert "all_reduce on 2 ranks (gloo" in capsys.readouterr().out
+
+
+def test_published_records_of_the_chapter():
+    rec = ic.published(ic.A100_8GPU_BUSBW)
+    assert rec.source == "nccltests175" and rec.figures["busbw_gb_per_s"] > 200
+    assert ic.nvlink_cascade()[-1][1] == pytest.approx(rec.figures["busbw_gb_per_s"] * 1e9)
+    assert ic.published(ic.MEGATRON_3072).benchmark == "training-throughput"
+    with pytest.raises(ValueError, match="record_id must be one of"):
+        ic.published("nope")
+
+
+def test_systems_are_fabrics_presets():
+    from ampere import fabrics
+
+    sy = ic.systems()
+    assert all(isinstance(s, fabrics.NodeNetwork) for s in sy.values())
+    assert sy["DGX A100 (NVLink 3, NVSwitch)"].inter_bytes_per_s == fabrics.DGX_A100.inter_bytes_per_s
 
 
 def test_bench_helpers():
