@@ -12,6 +12,8 @@ import pytest
 
 from ampere import mig, results, specs
 
+from .fakecuda import fake_cuda  # noqa: F401  (the CUDA test double, a fixture)
+
 ROOT = Path(__file__).resolve().parents[1]
 A40 = "A100-SXM4-40GB"
 A80 = "A100-SXM4-80GB"
@@ -425,3 +427,20 @@ def test_views_and_figures_refuse_bad_input():
         mig.compare_with_driver(None)
     with pytest.raises(TypeError, match="device_name"):
         mig.nvml_mig_report(device_name=7)
+
+
+def test_the_view_measures_on_a_gpu(fake_cuda):  # noqa: F811
+    """With a CUDA GPU (the test double), the section's view measures and labels the numbers 'measured here'."""
+    from ampere import device
+
+    fake = fake_cuda("A100-SXM4-40GB")
+    fake.script_ms([2.0])
+    info = device.probe()
+    matmul, copy = mig.instance_points(info, quick=True)
+    here = [p for p in matmul if p.kind == "measured"]
+    assert len(here) == 1 and here[0].source == "measured here" and here[0].gpu == A40
+    assert here[0].model == pytest.approx(specs.get(A40).peak_flops("bf16") / 1e12)  # a whole GPU: its peak
+    assert here[0].real > 0 and here[0].ratio == pytest.approx(here[0].real / here[0].model)
+    assert len(copy) == 1 and copy[0].real == pytest.approx(2 * 256 * 2**20 / 2e-3 / 1e9)
+    assert copy[0].model == pytest.approx(specs.get(A40).hbm_bytes_per_s / 1e9)
+    assert len(matmul) == 9  # measured here, then the eight published rows
