@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: benches whose chapter engineer is making them run on the CPU right now (removed at 08:00 UTC at the latest)
 NOT_READY = {
-    "collectives": "probes with device.probe(), ignoring --device cpu",
     "megatron": "returns before benchcli.finish_bench on the CPU",
 }
 
