@@ -508,7 +508,10 @@ def format_layout(layout: Iterable[Any]) -> str:
 
 
 def layouts_arg(layouts: Any) -> list[Any]:
-    """``layouts`` as a list of layouts, or ``TypeError`` (a list of layouts, each a list of pairs)."""
+    """``layouts`` as a list of layouts, or ``TypeError`` (a list of layouts, each a list of pairs).
+
+    Chapter: *Multi-Instance GPU*, "Every way to cut an A100" (the tables and figures of many layouts).
+    """
     if isinstance(layouts, (str, bytes)) or not isinstance(layouts, Iterable):
         raise TypeError(f"layouts must be a list of layouts (each a list of (profile, start) pairs); got {layouts!r}")
     return list(layouts)
