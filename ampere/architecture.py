@@ -14,13 +14,13 @@ from typing import Any, Iterable, Sequence
 
 from . import check, gemm, specs
 from .gemm import peak_precision_for, wave_efficiency  # noqa: F401  (transitional aliases)
-from .tables import markdown_table  # noqa: F401  (re-exported: arch.markdown_table)
+from .tables import markdown_table
 
 __all__ = [
     "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets", "ridge_point",
     "matmul_intensity", "attainable_flops", "ridge_points", "roofline_curve", "harvest_yield", "harvest_shortfall",
     "capability_rows", "capability_markdown", "wave_efficiency", "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep",
-    "matmul_records", "bench_main", "markdown_table", "peak_precision_for", "bf16_peak_check",
+    "matmul_records", "bench_main", "peak_precision_for", "bf16_peak_check",
     "BF16_TARGET_PCT",
 ]
 

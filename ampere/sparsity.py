@@ -47,7 +47,6 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from . import check, gemm, specs
-from .tables import markdown_table  # noqa: F401  (re-exported for the chapter)
 
 __all__ = [
     # the pattern and the format
@@ -65,7 +64,7 @@ __all__ = [
     "BackendCheck", "probe_backend", "BACKEND_ORDER", "SWEEP_SHAPES", "QUICK_SHAPES", "CPU_SHAPES", "linear_sweep", "sweep_table",
     "bench_main", "short_run", "plot_sweep", "verdict",
     # claims
-    "claims_rows", "markdown_table",
+    "claims_rows",
 ]
 
 # -------------------------------------------------------------------------------------------------------
@@ -800,7 +799,7 @@ def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precisi
     ax1.axhline(1.0, color="black", lw=0.8)
     be = 100 * unstructured_break_even(gpu, precision)
     ax1.axvline(be, color="#888888", lw=0.8, linestyle=":")
-    ax1.annotate(f"break-even {be:.1f} %", xy=(be, 0.08), xytext=(be - 3, 0.08), ha="right", fontsize=7)
+    ax1.annotate(f"break-even {be:.1f} %", xy=(be, 0.08), xytext=(be - 3, 0.08), ha="right", fontsize=8)
     ax1.set_yscale("log")
     ticks = [0.0625, 0.125, 0.25, 0.5, 1, 2, 4, 8]
     ax1.set_yticks(ticks, [f"{t:g}" for t in ticks])
@@ -810,7 +809,6 @@ def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precisi
     ax1.set_ylabel("speedup over dense (model)")
     ax1.legend(loc="upper left")
     ax1.set_title(f"compute-bound layer ({big.tokens} tokens)")
-    plots.provenance_note(ax1, f"model of {gpu} (ampere.specs); roofline, 100 % efficiency")
 
 
 def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float = 0.5, seed: int = 0,
@@ -1082,7 +1080,6 @@ def plot_asp(ax: Any, summary: dict[str, Any]) -> None:
     ax.set_ylim(max(0.0, 100 * lo - 10), 100)
     ax.set_ylabel(f"test accuracy, % of {summary['test_size']} digits")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
-    plots.provenance_note(ax, f"measured on this CPU; seeds {summary['seeds']}, bars: mean, whiskers: min-max")
 
 
 @dataclass(frozen=True)
@@ -1552,9 +1549,9 @@ def plot_sweep(ax: Any, result: dict[str, Any]) -> None:
             ax.plot([shapes.index(r["shape"]) - 0.4, shapes.index(r["shape"]) + 0.4], [r["model_bound"]] * 2,
                     color="black", lw=1)
     ax.axhline(1.0, color="black", lw=0.8, linestyle=":")
-    ax.set_xticks(range(len(shapes)), [s.split(" (")[0].replace("->", "\n->") for s in shapes], fontsize=7)
+    ax.set_xticks(range(len(shapes)), [s.split(" (")[0].replace("->", "\n->") for s in shapes], fontsize=8)
     ax.set_ylabel("speedup over dense (measured)")
-    ax.legend(loc="upper left", fontsize=7)
+    ax.legend(loc="upper left", fontsize=8)
     dev = result["device"]
     ax.set_title(f"2:4 sparse vs dense F.linear on {dev.get('name')}")
     from .results import provenance

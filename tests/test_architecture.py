@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from ampere import architecture as arch  # noqa: E402
-from ampere import specs  # noqa: E402
+from ampere import specs, tables  # noqa: E402
 
 
 @pytest.mark.parametrize("name", specs.names())
@@ -87,7 +87,7 @@ def test_capability_rows_follow_the_specs():
     md = arch.capability_markdown()
     assert md.count("\n") == len(rows) + 1 and md.startswith("| environment |")
     with pytest.raises(ValueError):
-        arch.markdown_table([])
+        tables.markdown_table([])
 
 
 def test_matmul_sweep_runs_on_cpu_and_records_are_recomputable():

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from ampere import results, specs  # noqa: E402
+from ampere import results, specs, tables  # noqa: E402
 from ampere import sparsity as sp  # noqa: E402
 
 RNG = np.random.default_rng(1234)
@@ -456,11 +456,11 @@ def test_claims_rows():
     assert {"claim", "source", "verdict", "evidence"} <= set(rows[0])
     assert any(r["verdict"] == "wrong" and "exactly 2" in r["claim"] for r in rows)
     assert next(r for r in rows if r["claim"].startswith("TF32 156"))["verdict"] == "correct (peaks)"
-    assert "624" in sp.markdown_table(rows)
+    assert "624" in tables.markdown_table(rows)
     a100 = specs.get("A100-SXM4-80GB")
     assert a100.peak_flops("fp16", sparse=True) == 2 * a100.peak_flops("fp16")
     with pytest.raises(ValueError):
-        sp.markdown_table([])
+        tables.markdown_table([])
 
 
 def test_sweep_table_and_verdict_for_a_recorded_a100_result():
