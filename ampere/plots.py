@@ -103,7 +103,7 @@ def figure(size: str = "full", nrows: int = 1, ncols: int = 1, **kwargs: Any):
 
 def provenance_note(ax: Any, text: str) -> None:
     """Small grey provenance line under the axes ("model of A100-SXM4-80GB; recorded on ...")."""
-    ax.annotate(text, xy=(1.0, -0.16), xycoords="axes fraction", ha="right", va="top", fontsize=7,
+    ax.annotate(text, xy=(1.0, -0.16), xycoords="axes fraction", ha="right", va="top", fontsize=8,
                 color="#666666", annotation_clip=False)
 
 

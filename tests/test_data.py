@@ -66,7 +66,8 @@ def _significant_literals(value: float) -> set[str]:
     """Spellings of a published number distinctive enough that finding one in a module means a retyped figure."""
     out = set()
     if isinstance(value, int) and not isinstance(value, bool):
-        if value >= 1000 and value % 100:
+        # round sizes (multiples of 128: 2048, 4096 ...) are configurations any module may use
+        if value >= 1000 and value % 100 and value % 128:
             out.add(str(value))
         return out
     text = repr(float(value))
