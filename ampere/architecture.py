@@ -546,6 +546,8 @@ def bf16_peak_check(records: Sequence[dict[str, Any]], n: int = 8192,
     """The BF16 matmul at ``n``^3 against ``target_pct`` % of the dense BF16 peak (None when not measured or
     the GPU has no catalogue peak). Works on fresh sweep records and on :func:`matmul_records` rows.
     Chapter: *Architecture of the GA100*, "Measured on this machine"."""
+    n = check.positive_int("n", n)
+    target_pct = check.real("target_pct", target_pct, minimum=0.0, maximum=100.0)
     for r in records:
         if r.get("precision") == "bf16" and int(r.get("n", 0)) == n and r.get("pct_of_peak") is not None:
             pct = float(r["pct_of_peak"])

@@ -824,7 +824,12 @@ def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float
 
     from . import timing
 
-    rng = np.random.default_rng(seed)
+    size, tokens = check.positive_int("size", size), check.positive_int("tokens", tokens)
+    if size % 4:
+        raise ValueError(f"size={size} must be a multiple of 4 (the 2:4 groups run along the rows)")
+    sparsity = check.fraction("sparsity", sparsity)
+    max_time_s = check.positive("max_time_s", max_time_s)
+    rng = np.random.default_rng(check.nonneg_int("seed", seed))
     w = rng.standard_normal((size, size)).astype(np.float32)
     x = rng.standard_normal((size, tokens)).astype(np.float32)
     w_uns = w * unstructured_mask(w, sparsity)
@@ -932,6 +937,8 @@ def asp_experiment(cfg: ASPConfig | None = None) -> dict[str, Any]:
     """
     import torch
 
+    if cfg is not None and not isinstance(cfg, ASPConfig):
+        raise TypeError(f"cfg must be an ASPConfig or None, got {type(cfg).__name__}")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny matmuls: extra threads only add contention (100x slower on a busy 2-core box)
     try:
@@ -1583,6 +1590,7 @@ def verdict(result: dict[str, Any], target: float = 1.2) -> list[str]:
 
     Chapter: *2:4 structured sparsity*, "Measured on this GPU".
     """
+    target = check.positive("target", target)
     rows = [r for r in sweep_table(result) if r["backend"] != "torch.sparse CSR"]
     if not rows:
         return ["no 2:4 configuration was measured"]

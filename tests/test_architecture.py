@@ -298,3 +298,10 @@ def test_architecture_chapter_figures_have_captions_alt_text_and_little_visible_
             assert meta.get("figure", {}).get("name", "").startswith("fig-architecture-"), cell["source"][:80]
             assert len(meta["figure"].get("caption", "")) > 40 and len(meta.get("image", {}).get("alt", "")) > 40
     assert visible <= 100, visible
+
+
+def test_bf16_peak_check_refuses_bad_arguments():
+    with pytest.raises(TypeError, match="n"):
+        arch.bf16_peak_check([], n=8192.0)
+    with pytest.raises(ValueError, match="target_pct"):
+        arch.bf16_peak_check([], target_pct=150)

@@ -582,3 +582,16 @@ def test_sparsity_chapter_figures_have_captions_alt_text_and_little_visible_code
             assert meta.get("figure", {}).get("name", "").startswith("fig-sparsity-"), cell["source"][:80]
             assert len(meta["figure"].get("caption", "")) > 40 and len(meta.get("image", {}).get("alt", "")) > 40
     assert visible <= 100, visible
+
+
+def test_more_public_functions_refuse_bad_input():
+    with pytest.raises(ValueError, match="multiple of 4"):
+        sp.measure_cpu_unstructured(size=30)
+    with pytest.raises(TypeError, match="tokens"):
+        sp.measure_cpu_unstructured(size=32, tokens=8.0)
+    with pytest.raises(TypeError, match="cfg"):
+        sp.asp_experiment({"epochs": 1})
+    with pytest.raises(ValueError, match="target"):
+        sp.verdict({"records": [], "device": {}}, target=0)
+    with pytest.raises(TypeError, match="shape"):
+        sp.matmul_time_model("A100-SXM4-80GB", (1, 4096, 4096))
