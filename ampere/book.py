@@ -38,15 +38,18 @@ def show_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None 
 
 def device_note(info: Any, measures: str) -> str:
     """The HTML of the collapsed device note: what this page was built on, what a GPU would add."""
+    import textwrap
+
     if getattr(info, "backend", "cpu") == "cuda":
         head = f"This page ran on {info.label()}: its measuring sections measure this GPU."
     else:
         head = ("This page was built without a GPU; on yours, " + measures.rstrip(".") +
-                ". Where nothing is measured, the figures show the model beside measurements recorded on "
+                ". On a machine without one, the figures show the model beside measurements recorded on "
                 "real GPUs and published results, each labelled with its source.")
-    body = _html.escape(info.summary()) if hasattr(info, "summary") else ""
+    lines = info.summary().splitlines() if hasattr(info, "summary") else []
+    body = "\n".join(textwrap.fill(line, 100, subsequent_indent=" " * 15) for line in lines)
     return (f'<details class="ampere-device"><summary>About the machine behind this page</summary>'
-            f"<p>{_html.escape(head)}</p><pre>{body}</pre></details>")
+            f"<p>{_html.escape(head)}</p><pre>{_html.escape(body)}</pre></details>")
 
 
 def setup(measures: str) -> Any:
