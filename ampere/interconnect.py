@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from . import check, specs
 from .collectives import (ALGORITHMS, OPS, AllReducePhases, algorithm_bandwidth, alpha_beta_terms,  # noqa: F401
@@ -823,6 +823,8 @@ def link_table() -> list[dict[str, Any]]:
     Chapter: *NVLink, NVSwitch and collectives*, section "The links". GB/s = 1e9 B/s; every figure is
     read from ``ampere.specs``.
     """
+    from . import views
+
     rows = []
     for name in ("V100-SXM2-32GB", "A100-SXM4-80GB", "H100-SXM5-80GB"):
         s = specs.get(name)
@@ -830,7 +832,8 @@ def link_table() -> list[dict[str, Any]]:
         rows.append({"link": f"NVLink {s.nvlink_generation} ({name.split('-')[0]})",
                      "lanes or links": f"{s.nvlink_links} links", "GB/s per link, per direction":
                      per_dir / s.nvlink_links / 1e9, "GB/s per direction": per_dir / 1e9,
-                     "GB/s both directions": s.nvlink_bytes_per_s / 1e9, "source": s.source("nvlink_bytes_per_s")})
+                     "GB/s both directions": s.nvlink_bytes_per_s / 1e9,
+                     "source": views.cite_label(s.source("nvlink_bytes_per_s"))})
     for gen in (3, 4, 5):
         per_dir = specs.pcie_bytes_per_s(gen, 16)
         rows.append({"link": f"PCIe Gen{gen} x16", "lanes or links": "16 lanes", "GB/s per link, per direction":
@@ -859,6 +862,8 @@ def claims() -> list[dict[str, str]]:
 
     Chapter: *NVLink, NVSwitch and collectives*, section "Claims checked".
     """
+    from . import views
+
     a100, v100, h100, a100_pcie = (specs.get(n) for n in ("A100-SXM4-80GB", "V100-SXM2-32GB", "H100-SXM5-80GB",
                                                           "A100-PCIE-80GB"))
     pcie4 = specs.pcie_bytes_per_s(4)
@@ -890,7 +895,7 @@ def claims() -> list[dict[str, str]]:
         {"claim": "the PCIe A100 has no NVLink: multi-GPU traffic goes over PCIe only", "seed": "seed001",
          "verdict": "wrong for pairs",
          "evidence": f"an NVLink bridge joins two PCIe cards at {a100_pcie.nvlink_bytes_per_s / 1e9:.0f} GB/s both ways "
-                     f"({a100_pcie.source('nvlink_bytes_per_s')}); beyond a pair, traffic does go over PCIe"},
+                     f"({views.cite_label(a100_pcie.source('nvlink_bytes_per_s'))}); beyond a pair, traffic does go over PCIe"},
         {"claim": "NVLink 3 limited to 600 GB/s against 900 GB/s on H100", "seed": "seed001", "verdict": "holds",
          "evidence": f"{h100.nvlink_links} NVLink 4 links: {h100.nvlink_bytes_per_s / 1e9:.0f} GB/s both ways, "
                      f"{nvlink_bytes_per_s_per_direction(h100) / 1e9:.0f} per direction"},
@@ -915,3 +920,311 @@ def claims() -> list[dict[str, str]]:
                      f"not TF32; pure data parallelism with a fixed per-GPU batch: {e3072:.0%} efficiency at 3072 "
                      "(model)"},
     ]
+
+
+# =========================================================================================================
+# Views of the chapter: one call per figure or measuring section (the notebook holds prose and model calls)
+# =========================================================================================================
+
+#: Message size the model is evaluated at for a published peak busbw when the source gives no size: a
+#: "large message" of 4 GiB per GPU, where the alpha-beta bandwidth term dominates.
+LARGE_MESSAGE_BYTES = 4 * 2**30
+
+
+def _node_for(gpu: str) -> fabrics.NodeNetwork:
+    return fabrics.node_network(gpu, gpus_per_node=8)
+
+
+def allreduce_model_busbw(gpu: str, gpus: int, nodes: int = 1, hcas_per_node: int = 8,
+                          size_bytes: float = LARGE_MESSAGE_BYTES) -> float:
+    """busbw (bytes/s) the model predicts for an all-reduce of ``size_bytes`` per GPU.
+
+    Chapter: *NVLink, NVSwitch and collectives*, "Measured and published all-reduce". One node: the ring
+    on the GPU's effective NVLink rate (:mod:`ampere.fabrics`); several nodes of 8 GPUs with
+    ``hcas_per_node`` HDR adapters: the hierarchical all-reduce of :mod:`ampere.collectives`.
+    """
+    gpus = check.positive_int("gpus", gpus)
+    nodes = check.positive_int("nodes", nodes)
+    size = check.positive("size_bytes", size_bytes)
+    if nodes == 1:
+        net = fabrics.node_network(gpu, gpus_per_node=gpus)
+        t = collective_time("all_reduce", size, gpus, net.intra_bytes_per_s, net.intra_latency_s)
+        return bus_bandwidth("all_reduce", size / t, gpus)
+    net = fabrics.node_network(gpu, gpus_per_node=gpus // nodes, hcas_per_node=hcas_per_node)
+    return hierarchical_all_reduce_breakdown(
+        size, nodes, net.gpus_per_node, net.intra_bytes_per_s, net.inter_bytes_per_s, net.intra_latency_s,
+        net.inter_latency_s).busbw_bytes_per_s
+
+
+def _published_point(rec: Any, figure: str, what: str, model: float) -> Any:
+    from . import views
+
+    return views.point(rec, figure, what, model / 1e9, "GB/s")
+
+
+def allreduce_points(run: "CollectiveRun | None" = None) -> list[Any]:
+    """The all-reduce evidence the chapter shows beside the model: measured here (``run``), recorded on
+    real GPUs (``ampere/data`` results of ``bench collectives``), then published nccl-tests figures.
+
+    Chapter: *NVLink, NVSwitch and collectives*, "Measured and published all-reduce". Every point has the
+    model's busbw for the same configuration (see :func:`allreduce_model_busbw`).
+    """
+    from . import results, views
+
+    points = []
+    if run is not None and run.backend == "nccl" and run.records:
+        big = max(run.records, key=lambda r: r["size_bytes"])
+        gpu = run.device_name
+        try:
+            model = allreduce_model_busbw(specs.get(gpu).name, run.world_size, size_bytes=big["size_bytes"])
+        except ValueError:
+            model = None
+        points.append(views.Point(f"{run.world_size} GPUs, {big['size_bytes'] / 2**20:.0f} MiB", gpu,
+                                  None if model is None else model / 1e9, big["busbw_bytes_per_s"] / 1e9,
+                                  "GB/s", kind="measured", source="measured here"))
+    for rec in results.records(benchmark="collectives", kind="measured"):
+        p = rec.params
+        if p.get("kind") != "collective" or p.get("op") != "all_reduce" or p.get("backend") != "nccl":
+            continue
+        if p.get("size_bytes", 0) < 2**28 or "busbw_bytes_per_s" not in rec.figures:
+            continue
+        try:
+            model = allreduce_model_busbw(rec.gpu, p["world_size"], size_bytes=p["size_bytes"]) / 1e9
+        except ValueError:
+            model = None
+        points.append(views.Point(f"{p['world_size']} GPUs, {p['size_bytes'] / 2**20:.0f} MiB", rec.gpu, model,
+                                  rec.figures["busbw_bytes_per_s"] / 1e9, "GB/s", kind="recorded",
+                                  source=views.source_text(rec)))
+    for rec in results.records(benchmark="all-reduce", kind="published"):
+        p = rec.params
+        if "busbw_gb_per_s" not in rec.figures:
+            continue
+        size = p.get("max_size_bytes") or LARGE_MESSAGE_BYTES
+        nodes = p.get("nodes") or 2  # a multi-node figure without a node count: the smallest cluster, 2 nodes
+        gpu = rec.gpu if rec.gpu in specs.names() else "A100-SXM4-80GB"
+        if nodes == 1:
+            model = allreduce_model_busbw(gpu, p["gpus"], size_bytes=size)
+            what = f"{p['gpus']} GPUs, one node" + (" (NVLink SHARP)" if "SHARP" in p.get("fabric", "") else "")
+        else:
+            hcas = 4 if "4 x 200" in p.get("fabric", "") else 8
+            model = allreduce_model_busbw(gpu, 8 * nodes, nodes, hcas, size)
+            what = f"{nodes} nodes, {hcas} x HDR each" + ("" if p.get("nodes") else " (2 assumed)")
+        points.append(_published_point(rec, "busbw_gb_per_s", what, model))
+        if "ring_busbw_gb_per_s" in rec.figures:
+            points.append(_published_point(rec, "ring_busbw_gb_per_s", f"{p['gpus']} GPUs, ring (no SHARP)", model))
+    return points
+
+
+def show_allreduce(info: Any) -> "CollectiveRun | None":
+    """Measure an NCCL all-reduce across the GPUs when there are two or more, and show it with the
+    recorded and published all-reduce busbw beside the model: one figure and one Markdown table.
+
+    Chapter: *NVLink, NVSwitch and collectives*, "Measured and published all-reduce". Returns the run
+    (None without two GPUs).
+    """
+    from . import views
+
+    run = None
+    if getattr(info, "backend", "cpu") == "cuda" and getattr(info, "gpu_count", 0) >= 2:
+        run = run_collective("all_reduce", [2**k for k in range(20, 31, 2)], info.gpu_count, backend="nccl",
+                             samples=10, timeout_s=300)
+    views.show(allreduce_points(run), title="All-reduce bus bandwidth: model and real numbers",
+               model_label="model", real_label="real")
+    return run
+
+
+def show_cascade(gpu: str = "A100-SXM4-80GB") -> None:
+    """The bar chart of :func:`nvlink_cascade` (chapter section "Why 230 GB/s, not 600")."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    cascade = nvlink_cascade(gpu)
+    fig, ax = plots.figure("full")
+    labels = [c[0] for c in cascade][::-1]
+    values = [c[1] / 1e9 for c in cascade][::-1]
+    colors = ["#bbbbbb"] + [plots.gpu_color(gpu)] * (len(values) - 1)
+    ax.barh(labels, values, color=colors)
+    for y, v in enumerate(values):
+        ax.annotate(f"{v:.0f} GB/s", (v, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
+    ax.tick_params(labelsize=9)
+    ax.set_xlabel("GB/s")
+    ax.set_xlim(0, 1.2 * max(values))
+    ax.set_title(f"One {gpu.split('-')[0]}'s NVLink bandwidth, from the datasheet to NCCL's all-reduce")
+    fig.tight_layout()
+    plt.show()
+
+
+def show_busbw_vs_size(gpu: str = "A100-SXM4-80GB", n: int = 8) -> None:
+    """Model busbw of ring and tree all-reduce vs size on ``n`` GPUs of one node, with the published peak.
+
+    Chapter section "Why 230 GB/s, not 600".
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from . import plots
+
+    net = fabrics.node_network(gpu, gpus_per_node=n)
+    B, alpha = net.intra_bytes_per_s, net.intra_latency_s
+    sizes = np.logspace(3, 10, 57)
+    fig, ax = plots.figure("full")
+    for algorithm, style in (("ring", "-"), ("tree", "--")):
+        bus = [bus_bandwidth("all_reduce", s / collective_time("all_reduce", s, n, B, alpha, algorithm), n) / 1e9
+               for s in sizes]
+        ax.semilogx(sizes, bus, style, color=plots.gpu_color(gpu), label=f"model, {algorithm}")
+    ax.axhline(B / 1e9, color="#999999", lw=0.8, label=f"B = {B / 1e9:.0f} GB/s (effective NVLink)")
+    peak = published(A100_8GPU_BUSBW).figures["busbw_gb_per_s"]
+    ax.axhline(peak, color="#555555", lw=1, linestyle=":", label=f"published peak, 8 A100s: {peak:.0f} GB/s")
+    ax.set_xlabel("all-reduce size per GPU (bytes)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title(f"All-reduce on {n} {gpu.split('-')[0]}s over NVSwitch: bus bandwidth vs size")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+def lab_rows(run: CollectiveRun, percentile: float = FIT_PERCENTILE) -> list[dict[str, Any]]:
+    """Rows of the gloo lab's table: size, median and low-percentile time, algbw, busbw (chapter section
+    "Real collectives on torch.distributed")."""
+    low = run.quantile_s(percentile)
+    return [{"size (KiB)": r["size_bytes"] // 1024, "median (µs)": f"{r['median_s'] * 1e6:.0f}",
+             f"p{percentile:g} (µs)": f"{q * 1e6:.0f}", "algbw (GB/s)": f"{r['algbw_bytes_per_s'] / 1e9:.3f}",
+             "busbw (GB/s)": f"{r['busbw_bytes_per_s'] / 1e9:.3f}"} for r, q in zip(run.records, low)]
+
+
+def show_lab_fit(run: CollectiveRun, hold: Mapping[str, Any]) -> None:
+    """The lab's measurements with the alpha-beta fit and the held-out sizes (section "Fitting the model")."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    from . import plots
+
+    fit = hold["fit"]
+    p10 = run.quantile_s(FIT_PERCENTILE)
+    fig, ax = plots.figure("full")
+    colour = plots.gpu_color("CPU")
+    ax.loglog(run.sizes_bytes, [t * 1e6 for t in run.times_s], color=colour, marker="o", linestyle="none",
+              markerfacecolor="none", label="measured, median")
+    train = sorted(set(run.sizes_bytes) - set(hold["sizes_bytes"]))
+    ax.loglog(train, [p10[run.sizes_bytes.index(s)] * 1e6 for s in train], color=colour,
+              **plots.PROVENANCE["measured"], label=f"measured, p{FIT_PERCENTILE} (fitted)")
+    ax.loglog(hold["sizes_bytes"], [m * 1e6 for m in hold["measured_s"]], color="#d62728",
+              **plots.PROVENANCE["measured"], label=f"measured, p{FIT_PERCENTILE} (held out)")
+    grid = np.logspace(np.log10(run.sizes_bytes[0]), np.log10(run.sizes_bytes[-1]), 50)
+    ax.loglog(grid, [t * 1e6 for t in fit.predict(grid)], color="#555555", label="alpha-beta fit")
+    ax.set_xlabel("all-reduce size per rank (bytes)")
+    ax.set_ylabel("time per all-reduce (µs)")
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_title(f"gloo all-reduce on {run.world_size} CPU processes: measurement and fit")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+def show_hierarchical(size_bytes: float = 2 * BERT_LARGE_PARAMS,
+                      node_counts: Sequence[int] = tuple(2**k for k in range(11))) -> None:
+    """Hierarchical all-reduce time vs DGX A100 nodes, ring or tree across nodes, for a gradient of
+    ``size_bytes`` and for 1 MiB (section "Across nodes")."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import ScalarFormatter
+
+    from . import plots
+
+    fig, axes = plots.figure("wide", 1, 2)
+    for size, ax, title in ((size_bytes, axes[0], f"{size_bytes / 1e6:.0f} MB per GPU"), (2**20, axes[1], "1 MiB")):
+        for algorithm, style in (("ring", "-"), ("tree", "--")):
+            ax.semilogx(node_counts, [hierarchical_all_reduce_time(size, N, inter_algorithm=algorithm) * 1e3
+                                      for N in node_counts],
+                        style, marker=".", color=plots.gpu_color("A100-SXM4-80GB"), label=f"across nodes: {algorithm}")
+        ax.set_xlabel("DGX A100 nodes (8 GPUs each)")
+        ax.set_title(title)
+    axes[0].set_ylabel("all-reduce time (ms)")
+    axes[0].set_ylim(bottom=0)
+    axes[1].set_yscale("log")
+    axes[1].yaxis.set_major_formatter(ScalarFormatter())
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+def show_scaling(gpu_counts: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256)) -> None:
+    """Data-parallel efficiency of BERT-Large on the three systems, strong and weak scaling (section
+    "Why this decides data-parallel scaling")."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    strong = {"global_tokens": BERT_GLOBAL_BATCH_TOKENS}
+    gpus = list(gpu_counts)
+    fig, axes = plots.figure("wide", 1, 2, sharey=True)
+    for name, s in systems().items():
+        color = plots.gpu_color(s.gpu)
+        style = "--" if "PCIe" in name else "-"
+        axes[0].semilogx(gpus, [data_parallel_step(s, g, **strong).efficiency for g in gpus], style, marker=".",
+                         color=color, label=name)
+        weak = gpus + [1024, 3072]
+        axes[1].semilogx(weak, [data_parallel_step(s, g, tokens_per_gpu=4096).efficiency for g in weak], style,
+                         marker=".", color=color)
+    axes[0].set_title("strong scaling: 128k tokens per step")
+    axes[1].set_title("weak scaling: 4096 tokens per GPU")
+    axes[0].set_ylabel("data-parallel efficiency")
+    for ax in axes:
+        ax.set_xlabel("GPUs")
+        ax.axhline(0.5, color="#999999", lw=0.8)
+    axes[0].legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+def system_rows() -> list[dict[str, Any]]:
+    """The three systems of the scaling section, for a table."""
+    return [{"system": name, "GPU": s.gpu,
+             "FP16 dense peak (TFLOP/s)": f"{specs.get(s.gpu).peak_flops('fp16') / 1e12:.0f}",
+             "inside a node, GB/s per GPU": f"{s.intra_bytes_per_s / 1e9:.0f}",
+             "between nodes, GB/s per node": f"{s.inter_bytes_per_s / 1e9:.0f}", "how": s.note}
+            for name, s in systems().items()]
+
+
+def crossover_rows(gpus: int = 32) -> list[dict[str, Any]]:
+    """Compute, all-reduce and crossovers of each system at ``gpus`` GPUs (section "Why this decides")."""
+    strong = {"global_tokens": BERT_GLOBAL_BATCH_TOKENS}
+    rows = []
+    for name, s in systems().items():
+        r = data_parallel_step(s, gpus, **strong)
+        rows.append({"system": name, f"compute at {gpus} GPUs (ms)": f"{r.compute_s * 1e3:.1f}",
+                     f"all-reduce at {gpus} GPUs (ms)": f"{r.all_reduce_s * 1e3:.1f}",
+                     "all-reduce / compute": f"{r.comm_to_compute:.2f}",
+                     "crossover, FP16 grads": crossover_gpus(s, **strong) or "never",
+                     "crossover, FP32 grads": crossover_gpus(s, grad_bytes_per_param=4, **strong) or "never",
+                     "crossover, weak scaling": crossover_gpus(s, tokens_per_gpu=4096) or "never"})
+    return rows
+
+
+def show_decomposition(all_reduce: CollectiveRun, reduce_scatter: CollectiveRun, all_gather: CollectiveRun,
+                       percentile: float = FIT_PERCENTILE) -> None:
+    """Table: reduce-scatter + all-gather against the all-reduce of the same sizes (low-percentile times).
+
+    Chapter section "Fitting the model to the lab": in the model the two halves *are* an all-reduce.
+    """
+    from .tables import markdown_table, show_md
+
+    ar = dict(zip(all_reduce.sizes_bytes, all_reduce.quantile_s(percentile)))
+    rs = dict(zip(reduce_scatter.sizes_bytes, reduce_scatter.quantile_s(percentile)))
+    ag = dict(zip(all_gather.sizes_bytes, all_gather.quantile_s(percentile)))
+    sizes = [s for s in rs if s in ag and s in ar]
+    if not sizes:
+        raise ValueError("the three runs share no size; run them on the same sizes")
+    show_md(markdown_table([{"size (KiB)": s // 1024, "reduce-scatter (µs)": f"{rs[s] * 1e6:.0f}",
+                             "all-gather (µs)": f"{ag[s] * 1e6:.0f}", "sum (µs)": f"{(rs[s] + ag[s]) * 1e6:.0f}",
+                             "all-reduce (µs)": f"{ar[s] * 1e6:.0f}"} for s in sizes]))
+
+
+def claims_rows() -> list[dict[str, str]]:
+    """:func:`claims` for a table on the page: the seed named by its author-year label, not its key."""
+    from . import views
+
+    return [{"claim": r["claim"], "source": views.cite_label(r["seed"]), "verdict": r["verdict"],
+             "evidence": r["evidence"]} for r in claims()]
