@@ -240,9 +240,9 @@ class GPUSpec:
 
         ``bytes_per_s`` defaults to the datasheet DRAM bandwidth; pass ``l2_bytes_per_s`` for the L2 roof.
         """
-        bandwidth = self.hbm_bytes_per_s if bytes_per_s is None else bytes_per_s
-        if not bandwidth or bandwidth <= 0:
-            raise ValueError(f"bytes_per_s={bytes_per_s!r} must be a positive bandwidth")
+        from . import check
+
+        bandwidth = self.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s)
         return self.peak_flops(precision) / bandwidth
 
     def source(self, field_name: str) -> str:

@@ -3,8 +3,11 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from ampere import cli
+import pytest
+
+from ampere import cli, results
 
 
 def test_info_text_and_json(capsys, monkeypatch):
@@ -21,8 +24,28 @@ def test_bench_list_unknown_and_cpu_matmul(capsys, monkeypatch, tmp_path):
     assert "matmul" in capsys.readouterr().out
     assert cli.main(["bench", "no-such"]) == 2
     assert "unknown benchmark" in capsys.readouterr().err
-    assert cli.main(["bench", "matmul", "--quick", "--out", str(tmp_path)]) == 0
-    assert "nothing to measure" in capsys.readouterr().out and not list(tmp_path.iterdir())
+    assert cli.main(["bench", "matmul", "--device", "cpu", "--quick", "--out", str(tmp_path)]) == 0
+    assert "matmul sweep on CPU" in capsys.readouterr().out
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1 and results.load(files[0])["device"]["backend"] == "cpu"
+
+
+def test_bench_refuses_a_bad_out_before_measuring_and_never_records_cpu_results(capsys, tmp_path):
+    other = tmp_path / "notes.json"
+    other.write_text('{"benchmark": "hbm"}')
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "matmul", "--device", "cpu", "--quick", "--out", str(other)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "refusing to overwrite" in err and "Traceback" not in err and "matmul sweep" not in err
+    assert other.read_text() == '{"benchmark": "hbm"}'
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "matmul", "--device", "cpu", "--quick", "--out", str(tmp_path / "x.txt")])
+    data = Path(cli.__file__).resolve().parent / "data"
+    before = sorted(p.name for p in data.iterdir())
+    assert cli.main(["bench", "matmul", "--device", "cpu", "--quick", "--out", str(data) + "/"]) == 2
+    assert "not recorded in ampere/data" in capsys.readouterr().err
+    assert sorted(p.name for p in data.iterdir()) == before
 
 
 def test_every_registered_entry_point_resolves():

@@ -157,3 +157,13 @@ def test_pcie_helper_rejects_bad_input():
         specs.pcie_bytes_per_s(6)
     with pytest.raises(ValueError):
         specs.pcie_bytes_per_s(4, lanes=3)
+
+
+def test_ridge_point_refuses_bad_bandwidths():
+    a100 = specs.get("A100-SXM4-80GB")
+    assert a100.ridge_point("bf16") == pytest.approx(a100.peak_flops("bf16") / a100.hbm_bytes_per_s)
+    for bad in (float("nan"), float("inf"), 0.0, -1.0):
+        with pytest.raises(ValueError, match="bytes_per_s"):
+            a100.ridge_point("bf16", bytes_per_s=bad)
+    with pytest.raises(TypeError, match="bytes_per_s"):
+        a100.ridge_point("bf16", bytes_per_s="2e12")

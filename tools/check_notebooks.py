@@ -4,7 +4,8 @@
 Each chapter must: be listed in _toc.yml; start with a markdown cell holding a `# Title`; have the
 canonical Colab bootstrap as its first code cell; store outputs for every code cell (nbval compares
 nothing in an unexecuted cell); store no error unless the cell is tagged to raise; contain no paths of
-the machine that produced it outside ignored cells; be normalised (run tools/execute_notebooks.py).
+the machine that produced it outside ignored cells; give every figure a caption, a name and alt text,
+one figure per cell; be normalised (run tools/execute_notebooks.py).
 """
 
 from __future__ import annotations
@@ -45,6 +46,14 @@ def check(path: Path, toc: str) -> list[str]:
         tags = set(cell.metadata.get("tags", []))
         if cell.execution_count is None and "nbval-skip" not in tags:
             problems.append(f"cell {i}: no stored output (execute the notebook)")
+        images = sum(1 for out in cell.get("outputs", []) if any(k.startswith("image/") for k in out.get("data", {})))
+        fig = cell.metadata.get("mystnb", {}).get("figure", {})
+        if images and not (fig.get("caption") and fig.get("name")):
+            problems.append(f"cell {i}: a figure without a caption and name (cell metadata mystnb.figure)")
+        if images and len(cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")) < 12:
+            problems.append(f"cell {i}: a figure without descriptive alt text (cell metadata mystnb.image.alt)")
+        if images > 1:
+            problems.append(f"cell {i}: {images} figures in one cell (one caption each: split the cell)")
         for out in cell.get("outputs", []):
             if out.output_type == "error" and not tags & {"raises-exception", "nbval-raises-exception"}:
                 problems.append(f"cell {i}: stores an error {out.get('ename')}")
