@@ -363,7 +363,7 @@ def show_references(gpus: Sequence[str] = REFERENCE_GPUS) -> None:
         ax.plot([100 * p.ratio], [y], marker=marker, color=plots.gpu_color(p.gpu), ms=7, ls="none", label=lab)
     ax.axvline(100, color="#666", lw=0.8, ls=":")
     ax.set_yticks(ys, [f"{p.gpu}: {p.what}" for p in points], fontsize=8)
-    ax.set_xlabel("% of the GPU's model (dense peak, datasheet DRAM bandwidth, NVLink per direction)")
+    ax.set_xlabel("% of the GPU's model")
     ax.set_title("What a report is compared with: the references per GPU")
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
