@@ -47,7 +47,7 @@ def device_note(info: Any, measures: str) -> str:
                 ". On a machine without one, the figures show the model beside measurements recorded on "
                 "real GPUs and published results, each labelled with its source.")
     lines = info.summary().splitlines() if hasattr(info, "summary") else []
-    body = "\n".join(textwrap.fill(line, 100, subsequent_indent=" " * 15) for line in lines)
+    body = "\n".join(textwrap.fill(line, 88, subsequent_indent=" " * 15) for line in lines)
     return (f'<details class="ampere-device"><summary>About the machine behind this page</summary>'
             f"<p>{_html.escape(head)}</p><pre>{_html.escape(body)}</pre></details>")
 
