@@ -1033,3 +1033,321 @@ def plot_topology(ax: Any, fabric: Fabric) -> None:
     ax.grid(False)
     for side in ("left", "bottom"):
         ax.spines[side].set_visible(False)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Views of the chapter: tables and figures, one call each (the notebook holds prose and model calls)
+# --------------------------------------------------------------------------------------------------------
+
+def _label(key: str) -> str:
+    from . import views
+
+    return views.cite_label(key)
+
+
+def node_rows(*nodes: DGXNode) -> list[dict[str, str]]:
+    """The DGX A100 configurations side by side (section "One box"); sources by author-year label."""
+    if not nodes or not all(isinstance(n, DGXNode) for n in nodes):
+        raise TypeError(f"nodes must be DGXNode values (from dgx_a100()), got {nodes!r}")
+    items = [
+        ("GPUs", lambda n: f"{n.gpus} x {n.gpu.name}"),
+        ("GPU memory", lambda n: f"{n.gpu_memory_bytes / 1e9:.0f} GB"),
+        ("NVSwitch (2nd generation)", lambda n: f"{n.nvswitches}"),
+        ("CPUs", lambda n: f"{n.cpu_sockets} x {n.cpu_model} ({n.cpu_cores} cores)"),
+        ("host memory", lambda n: f"{n.host_memory_bytes / 1e12:.0f} TB"),
+        ("NVMe (OS + data)", lambda n: f"{n.os_storage_bytes / 1e12:.2f} + {n.data_storage_bytes / 1e12:.0f} TB"),
+        ("network adapters", lambda n: f"{n.compute_nics} x 1-port HDR + {n.other_nic_ports // 2} x 2-port = {n.nics}"),
+        ("maximum power", lambda n: f"{n.max_power_w / 1e3:.1f} kW"),
+        ("height", lambda n: f"{n.rack_units}U"),
+        ("source", lambda n: _label(n.source("host_memory_bytes"))),
+    ]
+    return [{"": label, **{n.name: get(n) for n in nodes}} for label, get in items]
+
+
+def peak_rows(node: DGXNode) -> list[dict[str, str]]:
+    """Dense and sparse peaks of one node in PFLOP/s (section "Peaks of one node")."""
+    rows = []
+    for prec in ("fp64", "fp64_tc", "tf32", "bf16", "int8"):
+        rows.append({"precision": prec, "dense (P(FL)OP/s)": f"{node.peak_flops(prec) / 1e15:.3f}",
+                     "sparse (P(FL)OP/s)": f"{node.peak_flops(prec, sparse=True) / 1e15:.3f}"
+                     if node.gpu.supports(prec, sparse=True) else ""})
+    return rows
+
+
+def bandwidth_rows(node: DGXNode) -> list[dict[str, str]]:
+    """Inside and outside the box, per direction (section "Bandwidth inside and outside the box")."""
+    return [
+        {"link": "NVLink per GPU, line rate", "bandwidth": f"{node.nvlink_bytes_per_s_per_gpu / 1e9:.0f} GB/s per direction"},
+        {"link": "NVLink per GPU, usable by NCCL",
+         "bandwidth": f"{node.nvlink_effective_bytes_per_s_per_gpu / 1e9:.0f} GB/s per direction"},
+        {"link": "NVSwitch fabric, all GPUs, both directions",
+         "bandwidth": f"{node.nvswitch_fabric_bytes_per_s_bidirectional / 1e12:.1f} TB/s"},
+        {"link": "InfiniBand per GPU", "bandwidth": f"{node.inter_node_bytes_per_s_per_gpu / 1e9:.0f} GB/s per direction"},
+        {"link": f"InfiniBand per node ({node.compute_nics} x HDR)",
+         "bandwidth": f"{node.inter_node_bytes_per_s / 1e9:.0f} GB/s per direction"},
+        {"link": "ratio inside / outside, per GPU", "bandwidth": f"{node.intra_to_inter_ratio:.0f} x"},
+    ]
+
+
+def show_topology() -> None:
+    """One SU (20 nodes, 8 rails, 40-port switches) and a scaled-down three-level tree (section "The
+    SuperPOD fabric")."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    fig, axes = plots.figure("wide", 1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+    plot_topology(axes[0], fat_tree(20))
+    axes[0].set_title("one SU: 20 DGX A100, 8 rails (colours)", fontsize=9)
+    plot_topology(axes[1], fat_tree(8, rails=2, su_nodes=2, switch_ports=4))
+    axes[1].set_title("three levels, scaled down: 4-port switches", fontsize=9)
+    fig.tight_layout()
+    plt.show()
+
+
+def show_switch_counts(node_counts: Iterable[int] = range(20, 561, 20)) -> None:
+    """Stacked leaf/spine/core switch counts and the counting lower bound (section "From 20 to 560")."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    counts = scaling_table(node_counts)
+    fig, ax = plots.figure("full")
+    xs = [r["nodes"] for r in counts]
+    leaf, spine, core = ([r[k] for r in counts] for k in ("leaf", "spine", "core"))
+    ax.bar(xs, leaf, width=14, color="#9ccc3d", label="leaf")
+    ax.bar(xs, spine, width=14, bottom=leaf, color="#5a8f00", label="spine")
+    ax.bar(xs, core, width=14, bottom=[a + b for a, b in zip(leaf, spine)], color="#2f4a00", label="core")
+    ax.plot(xs, [r["lower_bound"] for r in counts], color="#222222", ls="none", marker="_", markersize=10,
+            markeredgewidth=2, label="counting lower bound")
+    ax.axvline(two_level_max_nodes() + 10, color="#888888", ls=":", lw=1)
+    ax.annotate("3 levels", xy=(two_level_max_nodes() + 14, max(leaf) * 2), fontsize=8, color="#555555")
+    ax.set_xlabel("DGX A100 nodes (SUs of 20)")
+    ax.set_ylabel("40-port HDR switches")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+def scaling_rows(node_counts: Iterable[int] = (20, 40, 100, 120, 140, 280, 560)) -> list[dict[str, Any]]:
+    """:func:`scaling_table` formatted for the page."""
+    return [{"nodes": r["nodes"], "GPUs": r["gpus"], "levels": r["levels"], "leaf": r["leaf"], "spine": r["spine"],
+             "core": r["core"], "switches": r["switches"], "bound": r["lower_bound"], "cables": r["cables"],
+             "bisection (TB/s)": f"{r['bisection_bytes_per_s'] / 1e12:.1f}", "power (kW)": f"{r['power_w'] / 1e3:.0f}"}
+            for r in scaling_table(node_counts)]
+
+
+def validation_rows() -> list[dict[str, Any]]:
+    """The model against the DGX B200 SuperPOD counts table, row by row (section "Which counts are published")."""
+    rows = []
+    for r in b200_reference():
+        f = fat_tree(r.nodes, rails=8, su_nodes=32, switch_ports=64, port_bytes_per_s=50e9)
+        got = (f.leaf_switches, f.spine_switches, f.core_switches, f.cables_total)
+        want = (r.leaf_switches, r.spine_switches, r.core_switches,
+                r.node_leaf_cables + r.leaf_spine_cables + r.spine_core_cables)
+        rows.append({"SUs": r.scalable_units, "nodes": r.nodes, "leaf / spine / core (model)": "/".join(map(str, got[:3])),
+                     "leaf / spine / core (published)": "/".join(map(str, want[:3])), "cables (model)": got[3],
+                     "cables (published)": want[3], "match": got == want})
+    return rows
+
+
+def pod_peak_rows(pod: SuperPOD) -> list[dict[str, str]]:
+    """Peaks of a pod in PFLOP/s (section "1,120 GPUs and 700 petaFLOPS")."""
+    return [{"precision": prec, "kind": "sparse" if sparse else "dense",
+             "PFLOP/s": f"{pod.peak_flops(prec, sparse) / 1e15:.1f}"}
+            for prec, sparse in (("fp16", True), ("fp16", False), ("tf32", False), ("fp64_tc", False), ("fp64", False))]
+
+
+def selene_rows() -> list[dict[str, Any]]:
+    """Selene's TOP500 listings against the GPUs' FP64 peak (section "Selene on the TOP500")."""
+    rows = []
+    for e in selene():
+        rows.append({"list": e.list_name, "nodes": e.nodes, "GPUs": e.gpus, "cores": f"{e.reported_cores:,}",
+                     "Rmax (PFLOP/s)": f"{e.rmax_flops / 1e15:.2f}",
+                     "Rpeak (PFLOP/s)": "" if e.rpeak_flops is None else f"{e.rpeak_flops / 1e15:.2f}",
+                     "GPUs x 19.5 TFLOP/s": f"{e.gpu_fp64_peak_flops() / 1e15:.1f}",
+                     "Rmax / GPU peak": f"{100 * e.fraction_of_gpu_peak():.1f} %",
+                     "Rmax / Rpeak": "" if e.hpl_efficiency is None else f"{100 * e.hpl_efficiency:.1f} %",
+                     "GFLOPS/W": f"{e.flops_per_w / 1e9:.2f}", "source": _label(e.source)})
+    return rows
+
+
+def hpl_points() -> list[Any]:
+    """HPL Rmax beside the model's FP64 tensor-core peak of the same GPUs (section "Selene on the TOP500")."""
+    from . import views
+
+    points = []
+    for r in results.records(benchmark="hpl", kind="published"):
+        nodes = r.params.get("nodes")
+        if not nodes:
+            continue
+        model = nodes * dgx_a100("A100-SXM4-80GB").peak_flops("fp64_tc") / 1e15
+        points.append(views.point(r, "rmax_pflop_per_s", f"HPL Rmax, {r.params['list']}, {nodes} nodes", model,
+                                  "PFLOP/s"))
+    return points
+
+
+def show_hpl() -> None:
+    """Selene's HPL results beside the FP64 tensor-core peak of its GPUs: figure and table."""
+    from . import views
+
+    views.show(hpl_points(), title="Selene: HPL Rmax against the GPUs' FP64 tensor-core peak",
+               model_label="GPU FP64 peak", real_label="Rmax")
+
+
+def show_pod_all_reduce(node_counts: Sequence[int] = (1, 2, 4, 8, 20, 40, 80, 140, 280, 560)) -> None:
+    """All-reduce time of three models' FP16 gradients vs nodes, ring and tree (section "All-reduce across
+    the pod")."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    fig, ax = plots.figure("full")
+    for (name, params, key), color in zip(GRADIENT_MODELS, ["#1f77b4", "#76b900", "#6a3d9a"]):
+        for algo, ls in (("ring", "-"), ("tree", "--")):
+            rows = all_reduce_scaling(node_counts, models=[(name, params, key)], inter_algorithm=algo)
+            ax.plot(node_counts, [1e3 * r["total_s"] for r in rows], color=color, ls=ls,
+                    label=f"{name} ({2 * params / 1e9:.2f} GB), {algo}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("DGX A100 nodes (8 GPUs each)")
+    ax.set_ylabel("all-reduce time (ms)")
+    ax.legend(loc="upper left", fontsize=8, ncol=2)
+    fig.tight_layout()
+    plt.show()
+
+
+def pod_all_reduce_rows(nodes: int = 140) -> list[dict[str, str]]:
+    """:func:`all_reduce_scaling` at one node count, for the page."""
+    return [{"model": r["model"], "gradient (FP16)": f"{r['size_bytes'] / 1e9:.2f} GB",
+             "time, ring (ms)": f"{1e3 * r['total_s']:.1f}", "inter-node share": f"{100 * r['inter_s'] / r['total_s']:.0f} %",
+             "busbw (GB/s)": f"{r['busbw_bytes_per_s'] / 1e9:.0f}"} for r in all_reduce_scaling([nodes])]
+
+
+def show_ownership(own: Ownership = Ownership()) -> list[dict[str, str]]:
+    """Cost of a busy GPU-hour on an owned DGX vs utilisation, with the 2023 cloud offers; returns the
+    break-even rows (section "Renting or owning")."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    us = [u / 100 for u in range(5, 101)]
+    fig, ax = plots.figure("full")
+    ax.plot([100 * u for u in us], [ownership_usd_per_gpu_hour(own, u) for u in us], color="#76b900",
+            label="own a DGX A100 (assumptions in the text)")
+    rows = []
+    for offer, color in zip(cloud_offers(), ["#ff9900", "#e47911", "#4285f4", "#0078d4"]):
+        ax.axhline(offer.usd_per_gpu_hour, color=color, lw=1, ls="--", label=f"{offer.provider} {offer.instance} ({offer.date})")
+        rows.append({"offer": f"{offer.provider} {offer.instance}", "USD per GPU-hour": f"{offer.usd_per_gpu_hour:.2f}",
+                     "owning is cheaper above": f"{100 * break_even_utilization(offer.usd_per_gpu_hour, own):.0f} % utilisation",
+                     "source": f"{_label(offer.source)}, {offer.date}"})
+    ax.set_yscale("log")
+    ax.set_xlabel("utilisation of the owned DGX (%)")
+    ax.set_ylabel("USD per busy GPU-hour")
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    return rows
+
+
+def gap_rows(gaps: Sequence[float] = (0.08, 0.10, 0.12), gpus: int = 1000) -> list[dict[str, str]]:
+    """The reference-architecture gap calculator at the p4d price of 2023 and the 2026 marketplace range
+    (section "The reference-architecture gap")."""
+    p4d = pricing.quote("seed000-aws-p4d")
+    a100 = pricing.quote("seed003-a100-80gb")
+    prices = [(f"p4d {p4d.date}, {p4d.usd_per_gpu_hour:.2f}", p4d.usd_per_gpu_hour),
+              (f"marketplace {a100.date}, {a100.low:.2f}", a100.low),
+              (f"marketplace {a100.date}, {a100.high:.2f}", a100.high)]
+    rows = []
+    for gap in gaps:
+        for label, price in prices:
+            g = throughput_gap_cost(gap, gpus=gpus, usd_per_gpu_hour=price)
+            rows.append({"gap": f"{100 * gap:.0f} %", "USD per GPU-hour": label,
+                         "lost GPU-hours / week": f"{g.lost_gpu_hours_per_week:,.0f}",
+                         "cluster-hours / week": f"{g.lost_cluster_hours_per_week:.1f}",
+                         "USD / week": f"{g.usd_per_week:,.0f}", "USD / year": f"{g.usd_per_year:,.0f}",
+                         "longer runs": f"+{100 * g.extra_time_fraction:.1f} %"})
+    return rows
+
+
+def mlperf_rows() -> list[dict[str, str]]:
+    """The MLPerf Training figures of ``ampere/data``, one row per figure (section "MLPerf")."""
+    rows = []
+    for r in mlperf():
+        p = r.params
+        for name, value in r.figures.items():
+            unit = name.rsplit("_", 1)[-1] if not name.endswith("_ratio") else "x"
+            label = name[: -len(unit) - 1].replace("_", " ") + (" (up to)" if unit == "x" else "")
+            if unit == "ratio":
+                unit = "x"
+            rows.append({"round": p.get("round", ""), "what": p.get("benchmark") or label,
+                         "scale": p.get("scale") or (f"{p['gpus']} GPUs" if "gpus" in p else p.get("versus", "")),
+                         "GPU": r.gpu, "value": f"{value:g} {unit}",
+                         "source": f"{_label(r.source)}, {r.where}"})
+    return rows
+
+
+def claims(own: Ownership = Ownership()) -> list[dict[str, str]]:
+    """The seed articles' claims about DGX, SuperPOD, Selene, MLPerf and money, each with a verdict
+    computed here (section "Claims checked"). Sources by author-year label."""
+    small, big = dgx_a100("A100-SXM4-40GB"), dgx_a100("A100-SXM4-80GB")
+    pod, pod40 = superpod(140), superpod(140, "A100-SXM4-40GB")
+    june, nov = selene()
+    bert = next(r for r in mlperf("v0.7", "BERT") if r.params.get("scale") == "max-scale")
+    v21 = mlperf("v2.1")[0].figures
+    first_to_latest = v21["vs_first_a100_speedup_ratio"] / v21["vs_latest_a100_speedup_ratio"]
+    p4d = pricing.quote("seed000-aws-p4d")
+    eight80 = [q for q in cloud_offers() if q.gpu == "A100-SXM4-80GB"]
+    g10 = throughput_gap_cost(0.10, 1000)
+    mw = pod.power_w / 1e6
+    s0, s1, s4 = _label("seed000"), _label("seed001"), _label("seed004")
+    return [
+        {"claim": "DGX A100: 6U, 8 A100, 2 x EPYC 7742 (64 cores), 1 TB RAM, 15 TB NVMe, nine 200 Gb/s ConnectX-6 "
+                  "(8 single-port + 1 dual-port)", "source": s0, "verdict": "holds for the 320GB system",
+         "evidence": f"{small.name}: {small.host_memory_bytes / 1e12:.0f} TB, {small.data_storage_bytes / 1e12:.0f} TB, "
+                     f"{small.nics} adapters; {big.name}: {big.host_memory_bytes / 1e12:.0f} TB, "
+                     f"{big.data_storage_bytes / 1e12:.0f} TB, {big.nics}"},
+        {"claim": "DGX A100 = 5 petaFLOPS of AI", "source": _label("nvidia2020superpod"), "verdict": "sparse FP16 only",
+         "evidence": f"{big.peak_flops('fp16', True) / 1e15:.2f} PF sparse, {big.peak_flops('fp16') / 1e15:.2f} dense"},
+        {"claim": "Reference SuperPOD: 140 DGX A100 = 1,120 GPUs, about 700 PFLOPS in FP16", "source": s0,
+         "verdict": "holds as sparse FP16",
+         "evidence": f"{pod40.gpus} GPUs; {pod40.peak_flops('fp16', True) / 1e15:.1f} PF sparse, "
+                     f"{pod40.peak_flops('fp16') / 1e15:.1f} PF dense"},
+        {"claim": "Beyond 8 GPUs, NVSwitch is extended as a tree to link several chassis", "source": s0,
+         "verdict": "wrong for DGX A100",
+         "evidence": f"NVSwitch stays inside the node; nodes are linked by HDR InfiniBand "
+                     f"({big.compute_nics} x {big.compute_port_bytes_per_s / 1e9:.0f} GB/s per node)"},
+        {"claim": "Selene: 280 DGX A100, 2,240 GPUs, 7th of the TOP500", "source": s0, "verdict": "holds (June 2020)",
+         "evidence": f"{june.nodes} nodes, {june.gpus} GPUs, #{june.top500_rank}; {nov.nodes} nodes and "
+                     f"#{nov.top500_rank} in November 2020"},
+        {"claim": "Selene is the most energy-efficient of its category on the Green500", "source": s0,
+         "verdict": "imprecise", "evidence": f"#{june.green500_rank} of the Green500 in June 2020 "
+                     f"({june.flops_per_w / 1e9:.1f} GFLOPS/W); a smaller DGX SuperPOD was #1 in November 2020"},
+        {"claim": "Selene was assembled in three weeks", "source": s0, "verdict": "NVIDIA's own account",
+         "evidence": f"\"in under a month\" ({_label('merritt2020selene')}); no independent source"},
+        {"claim": "TOP500 Rpeak of Selene = GPUs x 19.5 TFLOPS", "source": "a common reading", "verdict": "wrong",
+         "evidence": f"Rpeak {nov.rpeak_flops / 1e15:.2f} PF < {nov.gpu_fp64_peak_flops() / 1e15:.1f} PF; HPL reached "
+                     f"{100 * nov.fraction_of_gpu_peak():.1f} % of the GPU peak"},
+        {"claim": "A 140-node SuperPOD draws several megawatts", "source": s0, "verdict": "overstated",
+         "evidence": f"{pod.node_power_w / 1e3:.0f} kW of nodes at maximum; about {mw:.2f} MW IT with the fabric, "
+                     f"{mw * own.pue:.2f} MW at PUE {own.pue:g}"},
+        {"claim": "2,048 A100 (an extended SuperPOD) trained BERT in under a minute", "source": s0, "verdict": "holds",
+         "evidence": f"{bert.figures['time_minutes']:g} min on {bert.params['nodes']} nodes = "
+                     f"{bert.params['nodes'] / 140:.2f} x the 140-node pod (MLPerf v0.7)"},
+        {"claim": "The A100 gained up to 2.5x between MLPerf v1.0 and v2.1 with no hardware change", "source": s0,
+         "verdict": "not supported",
+         "evidence": f"NVIDIA's figures compare with v0.7 (A100 40GB): the latest A100 of v2.1 was at most about "
+                     f"{first_to_latest:.1f}x the first A100 submission, 'up to' over all benchmarks"},
+        {"claim": "Renting 8 A100 80GB costs about 35-40 USD per hour (2023)", "source": s0, "verdict": "holds as quoted",
+         "evidence": ", ".join(f"{q.instance} {q.low_usd_per_h:.2f}" for q in eight80) + " USD per hour (the seed's table)"},
+        {"claim": "Renting is infinitely cheaper than buying and amortising a DGX", "source": s0,
+         "verdict": "depends on utilisation",
+         "evidence": f"owning is cheaper above about {100 * break_even_utilization(p4d.usd_per_gpu_hour, own):.0f} % "
+                     "utilisation under the stated assumptions"},
+        {"claim": "A DGX A100 costs about 200,000 USD", "source": s1, "verdict": "holds",
+         "evidence": f"{small.list_price_usd:,.0f} USD at launch ({_label('anandtech2020ampere')})"},
+        {"claim": "On 1,000 accelerators a 10 % gap is tens of hours per week, hundreds of thousands of USD per year",
+         "source": s4, "verdict": "understated",
+         "evidence": f"{g10.lost_gpu_hours_per_week:,.0f} GPU-hours ({g10.lost_cluster_hours_per_week:.1f} cluster-hours) "
+                     f"per week; {g10.usd_per_year / 1e6:.1f} M USD per year at the p4d price"},
+    ]
