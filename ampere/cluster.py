@@ -168,13 +168,19 @@ class DGXNode:
         return self.gpu.nvlink_links / self.nvswitches
 
     @property
+    def network(self) -> fabrics.NodeNetwork:
+        """The node's network as :mod:`ampere.fabrics` data (NVLink domain, compute HCAs, latencies)."""
+        return fabrics.node_network(self.gpu, self.gpus, self.compute_nics, self.compute_port_bytes_per_s,
+                                    name=self.name)
+
+    @property
     def inter_node_bytes_per_s(self) -> float:
         """Compute-fabric bandwidth of the node, per direction (8 x 25 GB/s = 200 GB/s)."""
-        return self.compute_nics * self.compute_port_bytes_per_s
+        return self.network.inter_bytes_per_s
 
     @property
     def inter_node_bytes_per_s_per_gpu(self) -> float:
-        return self.inter_node_bytes_per_s / self.gpus
+        return self.network.inter_bytes_per_s_per_gpu
 
     @property
     def intra_to_inter_ratio(self) -> float:
@@ -1212,7 +1218,7 @@ def show_pod_all_reduce(node_counts: Sequence[int] = (1, 2, 4, 8, 20, 40, 80, 14
     ax.set_yscale("log")
     ax.set_xlabel("DGX A100 nodes (8 GPUs each)")
     ax.set_ylabel("all-reduce time (ms)")
-    ax.legend(loc="upper left", fontsize=8, ncol=2)
+    plots.legend_outside(ax, fontsize=8)
     fig.tight_layout()
     plt.show()
 

@@ -1119,7 +1119,7 @@ def show_lab_fit(run: CollectiveRun, hold: Mapping[str, Any]) -> None:
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title(f"gloo all-reduce on {run.world_size} CPU processes: measurement and fit")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     plt.show()
 

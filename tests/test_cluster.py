@@ -457,3 +457,53 @@ def test_numpy_integers_accepted_and_bad_types_refused():
         cl.fat_tree(True)
     with pytest.raises(TypeError, match="utilization must be a number"):
         cl.ownership_usd_per_gpu_hour(cl.Ownership(), "0.5")
+
+
+# --- the chapter's views -------------------------------------------------------------------------------------
+
+def _bib_keys():
+    import re
+    from pathlib import Path
+
+    bib = (Path(__file__).resolve().parent.parent / "book" / "references.bib").read_text(encoding="utf-8")
+    return set(re.findall(r"@\w+\{([^,]+),", bib))
+
+
+def test_page_rows_carry_labels_not_bibliography_keys():
+    keys = _bib_keys()
+    tables = [cl.node_rows(cl.dgx_a100("A100-SXM4-40GB"), cl.dgx_a100()), cl.peak_rows(cl.dgx_a100()),
+              cl.bandwidth_rows(cl.dgx_a100()), cl.scaling_rows([20, 140]), cl.validation_rows(),
+              cl.pod_peak_rows(cl.superpod(140)), cl.selene_rows(), cl.pod_all_reduce_rows(140), cl.gap_rows(),
+              cl.mlperf_rows(), cl.claims()]
+    for rows in tables:
+        assert rows
+        for row in rows:
+            for value in row.values():
+                assert str(value) not in keys, value
+                assert not any(f"{k}," in str(value) or str(value).endswith(k) for k in keys if len(k) > 6), value
+    assert all(r["match"] for r in cl.validation_rows())
+    with pytest.raises(TypeError, match="DGXNode"):
+        cl.node_rows("DGX A100")
+
+
+def test_hpl_points_compare_rmax_with_the_gpu_fp64_peak():
+    pts = cl.hpl_points()
+    assert len(pts) == 2
+    nov = next(p for p in pts if "November" in p.what)
+    assert nov.model == pytest.approx(4480 * 19.49e12 / 1e15, rel=1e-3)
+    assert 0.70 < nov.ratio < 0.75
+
+
+def test_claims_are_computed_from_the_data():
+    rows = {r["claim"]: r for r in cl.claims()}
+    mlperf = next(r for c, r in rows.items() if "2.5x" in c)
+    assert mlperf["verdict"] == "not supported" and "2.6x" in mlperf["evidence"]
+    bert = next(r for c, r in rows.items() if "BERT" in c)
+    assert "0.81 min on 256 nodes" in bert["evidence"]
+
+
+def test_dgx_node_network_is_fabrics_data():
+    node = cl.dgx_a100()
+    assert node.network.inter_bytes_per_s == fabrics.DGX_A100.inter_bytes_per_s
+    assert node.network.intra_bytes_per_s == fabrics.DGX_A100.intra_bytes_per_s
+    assert node.inter_node_bytes_per_s_per_gpu == pytest.approx(25e9)
