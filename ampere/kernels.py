@@ -30,7 +30,10 @@ from . import check, specs
 __all__ = ["SMLimits", "sm_limits", "Occupancy", "occupancy", "TileCost", "tile_cost", "tile_sweep",
            "PipelineTime", "pipeline_time", "bytes_in_flight", "L2Persistence", "l2_persistence",
            "attention_hbm_bytes", "attention_flops", "triton_available", "interpreting", "matmul",
-           "flash_attention", "naive_attention", "bench_main", "BENCHMARK"]
+           "flash_attention", "naive_attention", "bench_main", "BENCHMARK", "prepare", "min_square_tile",
+           "hierarchy_rows", "occupancy_rows", "attention_model_ms", "show_matmul", "show_attention", "show_profile",
+           "plot_tile_intensity", "plot_tile_shared", "plot_pipeline", "plot_occupancy_registers", "plot_littles_law",
+           "plot_l2_persistence", "plot_attention_traffic"]
 
 BENCHMARK = "kernels"
 WARP_SIZE = 32
@@ -741,3 +744,342 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     summary.append(f"Triton FlashAttention {m_naive.median_s / m_flash.median_s:.2f} x naive attention, "
                    f"{m_sdpa.median_s / m_flash.median_s:.2f} x SDPA's speed (max abs error {att_err:.1e})")
     return benchcli.finish_bench(result, args, "\n".join(summary))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The chapter's tables, figures and views (the notebook calls these; the logic stays testable here)
+# ---------------------------------------------------------------------------------------------------
+
+#: The GPUs the chapter draws side by side.
+CHAPTER_GPUS = ("A100-SXM4-80GB", "H100-SXM5-80GB")
+
+
+def min_square_tile(gpu: str | specs.GPUSpec, level: str = "hbm", precision: str = "bf16",
+                    dtype_bytes: int = 2) -> int:
+    """Smallest square tile side b whose intensity b / dtype_bytes reaches the ridge point of ``gpu``
+    against its HBM (``level="hbm"``) or L2 (``"l2"``) bandwidth. Chapter: *Programming the A100's SM*,
+    "Tiling and reuse"."""
+    spec = specs.get(gpu)
+    level = check.one_of("level", level, ("hbm", "l2"))
+    db = check.positive_int("dtype_bytes", dtype_bytes, maximum=8)
+    bw = spec.hbm_bytes_per_s if level == "hbm" else spec.l2_bytes_per_s
+    if bw is None:
+        raise ValueError(f"{spec.name} has no published L2 bandwidth; use level='hbm'")
+    return math.ceil(spec.ridge_point(precision, bw) * db - 1e-9)
+
+
+def hierarchy_rows(gpus: Sequence[str] = CHAPTER_GPUS) -> list[dict[str, Any]]:
+    """Capacity and bandwidth of each level a kernel sees, from :mod:`ampere.specs` (rows for
+    ``ab.show_table``). Chapter: *Programming the A100's SM*, "The hierarchy from a kernel's view"."""
+    rows = []
+    for g in gpus:
+        s = specs.get(g)
+        lim = sm_limits(g)
+        l2bw = s.l2_bytes_per_s
+        rows += [
+            {"GPU": s.name, "level": "registers", "capacity": f"{s.register_file_bytes_per_sm // 1024} KiB per SM "
+             f"({lim.max_registers_per_thread} per thread at most)", "bandwidth": "operands of every instruction"},
+            {"GPU": s.name, "level": "shared memory / L1",
+             "capacity": f"{s.l1_shared_bytes_per_sm // 1024} KiB per SM, up to {s.max_shared_bytes_per_sm // 1024}"
+                         f" KiB shared ({lim.max_shared_bytes_per_block // 1024} KiB per block)",
+             "bandwidth": "on chip, per SM"},
+            {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU",
+             "bandwidth": f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published"},
+            {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 1e9:.0f} GB",
+             "bandwidth": f"{s.hbm_bytes_per_s / 1e12:.2f} TB/s"},
+        ]
+    return rows
+
+
+def plot_tile_intensity(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS, precision: str = "bf16") -> None:
+    """Intensity of square and 2:1 tiles against the ridge points of ``gpus`` (HBM and L2).
+    Chapter: *Programming the A100's SM*, "Tiling and reuse"."""
+    from . import plots
+
+    sides = [16, 32, 64, 128, 256]
+    ax.plot(sides, [tile_cost(b, b, 32).intensity_flop_per_byte for b in sides], "o-", color="#333333",
+            label="square tile b x b")
+    ax.plot(sides, [tile_cost(2 * b, b, 32).intensity_flop_per_byte for b in sides], "s--", color="#777777",
+            label="tile 2b x b")
+    for g in gpus:
+        s = specs.get(g)
+        c = plots.gpu_color(g)
+        ax.axhline(s.ridge_point(precision), color=c, lw=1.2, label=f"{g}: ridge vs HBM")
+        if s.l2_bytes_per_s:
+            ax.axhline(s.ridge_point(precision, s.l2_bytes_per_s), color=c, lw=1.2, ls=":",
+                       label=f"{g}: ridge vs L2")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(sides)
+    ax.set_xticklabels([str(b) for b in sides])
+    ax.set_xlabel("tile side b (elements)")
+    ax.set_ylabel("FLOP per byte loaded")
+    ax.legend(fontsize=7, loc="upper left")
+    plots.provenance_note(ax, f"model: 2 BM BN / ((BM + BN) x 2 bytes); ridge = dense {precision} peak / bandwidth")
+
+
+def plot_tile_shared(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS) -> None:
+    """Shared memory of a b x b x 64 bf16 tile for 1 to 4 stages against each GPU's per-block limit.
+    Chapter: *Programming the A100's SM*, "Tiling and reuse"."""
+    from . import plots
+
+    sides = [32, 64, 128, 256]
+    for st, style in zip((1, 2, 3, 4), ("o-", "s-", "^-", "D-")):
+        ax.plot(sides, [tile_cost(b, b, 64, stages=st).shared_bytes / 1024 for b in sides], style, color="#444444",
+                alpha=0.4 + 0.15 * st, label=f"{st} stage{'s' if st > 1 else ''}")
+    for g in gpus:
+        ax.axhline(sm_limits(g).max_shared_bytes_per_block / 1024, color=plots.gpu_color(g), lw=1.5,
+                   label=f"{g}: max per block")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(sides)
+    ax.set_xticklabels([str(b) for b in sides])
+    ax.set_xlabel("tile side b (BM = BN = b, BK = 64)")
+    ax.set_ylabel("shared memory (KiB)")
+    ax.legend(fontsize=7, loc="upper left")
+    plots.provenance_note(ax, "model: (BM + BN) BK x 2 bytes x stages; limits from the sm-limits table")
+
+
+def plot_pipeline(ax: Any, ratios: Sequence[float] = (0.5, 1.0, 2.0, 4.0), tiles: int = 64) -> None:
+    """Speed-up over one stage against ``num_stages``, one curve per load/compute time ratio.
+    Chapter: *Programming the A100's SM*, "cp.async and software pipelining"."""
+    from . import plots
+
+    stages = list(range(1, 7))
+    for r in ratios:
+        ax.plot(stages, [pipeline_time(tiles, r, 1.0, s).speedup_vs_one_stage for s in stages], "o-",
+                label=f"load = {r:g} x compute")
+    ax.set_xlabel("num_stages (tiles in shared memory at once)")
+    ax.set_ylabel("speed-up over 1 stage")
+    ax.legend(fontsize=8)
+    plots.provenance_note(ax, f"model: {tiles} K-steps; per step max(compute, load / (stages - 1))")
+
+
+def plot_occupancy_registers(ax: Any, gpus: Sequence[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB", "L4", "T4"),
+                             threads: int = 256) -> None:
+    """Occupancy against registers per thread (no shared memory), one staircase per GPU.
+    Chapter: *Programming the A100's SM*, "Occupancy and latency hiding"."""
+    from . import plots
+
+    regs = list(range(16, 256, 1))
+    for i, g in enumerate(gpus):
+        fr = []
+        for r in regs:
+            try:
+                fr.append(occupancy(g, threads, r, 0).fraction * 100)
+            except ValueError:
+                fr.append(float("nan"))
+        ax.step(regs, fr, where="post", color=plots.gpu_color(g), lw=1.6, ls=("-", "--", "-.", ":")[i % 4], label=g)
+    ax.set_xlabel("registers per thread")
+    ax.set_ylabel("occupancy (% of max warps)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8)
+    plots.provenance_note(ax, f"model: {threads} threads per block, no shared memory; CUDA occupancy rules")
+
+
+def plot_littles_law(ax: Any, gpus: Sequence[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"),
+                     latencies_ns: Sequence[float] = (200, 400, 600, 800, 1000)) -> None:
+    """Bytes in flight per SM to sustain the HBM bandwidth, against an assumed memory latency.
+    Chapter: *Programming the A100's SM*, "Occupancy and latency hiding"."""
+    from . import plots
+
+    for g in gpus:
+        s = specs.get(g)
+        ax.plot(latencies_ns, [bytes_in_flight(s.hbm_bytes_per_s, t * 1e-9) / s.sm_count / 1024 for t in latencies_ns],
+                "o-", color=plots.gpu_color(g), label=g)
+    ax.set_xlabel("assumed load latency (ns)")
+    ax.set_ylabel("KiB in flight per SM")
+    ax.legend(fontsize=8)
+    plots.provenance_note(ax, "model: Little's law, bytes in flight = bandwidth x latency, / SMs")
+
+
+def plot_l2_persistence(ax: Any, gpu: str = "A100-SXM4-80GB", working_sets_mib: Sequence[float] = (10, 20, 30),
+                        streaming_mib: float = 100.0, passes: int = 10) -> None:
+    """HBM traffic saved by a persisting window against its size, one curve per working set.
+    Chapter: *Programming the A100's SM*, "L2 residency control"."""
+    from . import plots
+
+    spec = specs.get(gpu)
+    l2_mib = spec.l2_bytes / 2**20
+    carve = [l2_mib * f / 20 for f in range(0, 21)]
+    for w in working_sets_mib:
+        ax.plot(carve, [l2_persistence(gpu, w * 2**20, streaming_mib * 2**20, c * 2**20, passes).traffic_ratio
+                        for c in carve], label=f"reused working set {w:g} MiB")
+    ax.set_xlabel(f"persisting carve-out (MiB of the {l2_mib:.0f} MiB L2)")
+    ax.set_ylabel("HBM bytes without / with the window")
+    ax.legend(fontsize=8)
+    plots.provenance_note(ax, f"model of {gpu}: {streaming_mib:g} MiB streamed per pass, {passes} passes, LRU")
+
+
+def plot_attention_traffic(ax: Any, head_dims: Sequence[int] = (64, 128),
+                           gpus: Sequence[str] = CHAPTER_GPUS) -> None:
+    """HBM bytes of one head's attention forward against N: standard, and FlashAttention with each GPU's
+    shared memory per SM as M. Chapter: *Programming the A100's SM*, "FlashAttention as an IO-aware algorithm"."""
+    from . import plots
+
+    ns = [512, 1024, 2048, 4096, 8192, 16384]
+    for d, ls in zip(head_dims, ("-", "--")):
+        ax.plot(ns, [attention_hbm_bytes(n, d, 1.0, "standard") / 2**20 for n in ns], ls, color="#333333",
+                marker="o", label=f"standard, d={d}")
+        for g in gpus:
+            m = specs.get(g).max_shared_bytes_per_sm
+            ax.plot(ns, [attention_hbm_bytes(n, d, m, "flash") / 2**20 for n in ns], ls, color=plots.gpu_color(g),
+                    marker="s", label=f"flash, d={d}, M={m // 1024} KiB ({g.split('-')[0]})")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel("HBM traffic per head (MiB, bf16)")
+    ax.legend(fontsize=7, loc="upper left")
+    plots.provenance_note(ax, "model: the FlashAttention paper's counts of Algorithms 0 and 1")
+
+
+def occupancy_rows(threads_per_block: int, registers_per_thread: int, shared_bytes_per_block: int,
+                   gpus: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """:func:`occupancy` of one kernel on every catalogue GPU, as table rows.
+    Chapter: *Programming the A100's SM*, "Occupancy and latency hiding"."""
+    rows = []
+    for g in gpus or specs.names():
+        try:
+            o = occupancy(g, threads_per_block, registers_per_thread, shared_bytes_per_block)
+        except ValueError as exc:
+            rows.append({"GPU": g, "blocks per SM": "-", "warps": "-", "occupancy": "-",
+                         "limited by": f"cannot launch: {str(exc).split(';')[-1].strip()}"})
+            continue
+        rows.append({"GPU": g, "blocks per SM": o.blocks_per_sm, "warps": f"{o.active_warps} / {o.max_warps}",
+                     "occupancy": f"{100 * o.fraction:.0f} %", "limited by": o.limiter})
+    return rows
+
+
+def _recorded(kind: str) -> list[Any]:
+    from . import results
+
+    return [r for r in results.records(benchmark=BENCHMARK, kind="measured") if r.params.get("kind") == kind]
+
+
+def show_matmul(info: Any) -> None:
+    """The Triton matmul against cuBLAS: measured here on a GPU with Triton, else the results recorded on real
+    GPUs, else the model (dense peak) and one sentence. Chapter: *Programming the A100's SM*, "A Triton
+    tiled matmul", "Measured on this machine"."""
+    from . import tables, views
+
+    points: list[Any] = []
+    if getattr(info, "backend", "cpu") == "cuda" and triton_available() and info.spec is not None:
+        import torch
+
+        from . import timing
+
+        peak = info.spec.peak_flops("bf16") / 1e12 if info.bf16_tensor else None
+        n = 4096
+        g = torch.Generator().manual_seed(0)
+        a = torch.randn(n, n, generator=g).to("cuda", torch.bfloat16)
+        b = torch.randn(n, n, generator=g).to("cuda", torch.bfloat16)
+        runs = [("cuBLAS (torch.matmul)", lambda: a @ b)]
+        for st in (1, 2, 3, 4):
+            runs.append((f"Triton 128x128x64, 8 warps, {st} stage{'s' if st > 1 else ''}",
+                         lambda st=st: matmul(a, b, block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=st)))
+        for what, fn in runs:
+            meas = timing.benchmark(fn, device="cuda", warmup_s=0.5, max_time_s=1.5)
+            points.append(views.Point(f"{what}, bf16 {n}^3", info.spec.name, model=peak,
+                                      real=2.0 * n ** 3 / meas.median_s / 1e12, unit="TFLOP/s", kind="measured",
+                                      source="measured here"))
+    else:
+        for rec in _recorded("matmul-torch") + _recorded("matmul-triton"):
+            p = rec.params
+            what = ("cuBLAS" if p.get("kind") == "matmul-torch" else
+                    f"Triton {p.get('block_m')}x{p.get('block_n')}x{p.get('block_k')}, {p.get('num_stages')} st.")
+            peak = specs.get(rec.gpu).peak_flops("bf16") / 1e12 if rec.gpu in specs.names() else None
+            points.append(views.point(rec, "tflop_per_s", f"{what}, {p.get('m')}^3", peak, "TFLOP/s"))
+    if not points:
+        tables.show_md("Nothing is recorded yet for this benchmark: the model alone is shown (dense bf16 peak). "
+                       "Run `python -m ampere bench kernels` on a GPU to add a measurement.")
+        points = [views.Point("dense bf16 peak", g, model=specs.get(g).peak_flops("bf16") / 1e12, real=None,
+                              unit="TFLOP/s") for g in CHAPTER_GPUS]
+    views.show(points, title="Triton tiled matmul and cuBLAS against the dense bf16 peak", model_label="dense peak")
+
+
+def attention_model_ms(gpu: str | specs.GPUSpec, batch: int, heads: int, seq: int, head_dim: int,
+                       algorithm: str) -> float:
+    """Roofline time of an attention forward: max(HBM bytes / bandwidth, FLOPs / dense bf16 peak), in ms.
+    Chapter: *Programming the A100's SM*, "FlashAttention in Triton"."""
+    s = specs.get(gpu)
+    bh = check.positive_int("batch", batch) * check.positive_int("heads", heads)
+    traffic = bh * attention_hbm_bytes(seq, head_dim, s.max_shared_bytes_per_sm, algorithm)
+    return 1e3 * max(traffic / s.hbm_bytes_per_s, bh * attention_flops(seq, head_dim) / s.peak_flops("bf16"))
+
+
+def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, head_dim: int = 64) -> None:
+    """Triton FlashAttention against naive attention and PyTorch's SDPA: measured here on a GPU, else the
+    recorded results, else the roofline model of both algorithms. Chapter: *Programming the A100's SM*,
+    "FlashAttention in Triton"."""
+    from . import tables, views
+
+    points: list[Any] = []
+    if getattr(info, "backend", "cpu") == "cuda" and triton_available() and info.spec is not None:
+        import torch
+        import torch.nn.functional as F
+
+        from . import timing
+
+        g = torch.Generator().manual_seed(0)
+        q, k, v = (torch.randn(batch, heads, seq, head_dim, generator=g).to("cuda", torch.bfloat16) for _ in range(3))
+        for what, algo, fn in (("naive (S and P in HBM)", "standard", lambda: naive_attention(q, k, v)),
+                               ("Triton FlashAttention", "flash",
+                                lambda: flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)),
+                               ("PyTorch SDPA", "flash", lambda: F.scaled_dot_product_attention(q, k, v))):
+            meas = timing.benchmark(fn, device="cuda", warmup_s=0.3, max_time_s=1.5)
+            points.append(views.Point(f"{what}, N={seq}", info.spec.name,
+                                      model=attention_model_ms(info.spec, batch, heads, seq, head_dim, algo),
+                                      real=meas.median_s * 1e3, unit="ms", kind="measured", source="measured here"))
+    else:
+        names = {"attention-naive": ("naive", "standard"), "attention-triton-flash": ("Triton flash", "flash"),
+                 "attention-sdpa": ("SDPA", "flash")}
+        for kind, (what, algo) in names.items():
+            for rec in _recorded(kind):
+                p = rec.params
+                model = (attention_model_ms(rec.gpu, p["batch"], p["heads"], p["seq"], p["head_dim"], algo)
+                         if rec.gpu in specs.names() else None)
+                points.append(views.point(rec, "time_ms", f"{what}, N={p.get('seq')}", model, "ms"))
+    if not points:
+        tables.show_md("Nothing is recorded yet for this benchmark: the figure shows the roofline model of both "
+                       "algorithms (batch 4, 16 heads, d = 64, bf16). Run `python -m ampere bench kernels` on a GPU "
+                       "to add measurements.")
+        points = [views.Point(f"{label}, N={seq}", g, model=attention_model_ms(g, batch, heads, seq, head_dim, algo),
+                              real=None, unit="ms")
+                  for g in CHAPTER_GPUS for label, algo in (("standard", "standard"), ("flash", "flash"))]
+    views.show(points, title=f"Attention forward, batch {batch} x {heads} heads x N x d={head_dim}",
+               model_label="roofline model", digits=3)
+
+
+def show_profile(info: Any) -> None:
+    """The top CUDA kernels of one FlashAttention forward under ``torch.profiler`` (on a GPU), else one
+    sentence. Chapter: *Programming the A100's SM*, "Profiling"."""
+    from . import tables
+
+    if getattr(info, "backend", "cpu") != "cuda" or not triton_available():
+        tables.show_md("No GPU here: the profiler's table of CUDA kernels appears when this page runs on one.")
+        return
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(4, 16, 4096, 64, generator=g).to("cuda", torch.bfloat16) for _ in range(3))
+    flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)
+    naive_attention(q, k, v)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)
+        naive_attention(q, k, v)
+        torch.cuda.synchronize()
+    rows = []
+    for ev in sorted(prof.key_averages(), key=lambda e: -getattr(e, "device_time_total", 0.0))[:6]:
+        rows.append({"kernel": ev.key[:60], "calls": ev.count,
+                     "GPU time (ms)": getattr(ev, "device_time_total", 0.0) / 1e3})
+    tables.show_md(tables.markdown_table(rows, formats={"GPU time (ms)": ".3f"}))
+
+
+def prepare() -> bool:
+    """Set ``TRITON_INTERPRET=1`` when no CUDA GPU is usable (before triton's first import) and say whether the
+    Triton kernels can run here. Call it in a chapter's setup cell. Chapter: *Programming the A100's SM*."""
+    if not _cuda_usable() and "triton" not in sys.modules:
+        os.environ["TRITON_INTERPRET"] = "1"
+    return triton_available()

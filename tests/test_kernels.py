@@ -158,6 +158,59 @@ def test_attention_traffic_counts_and_scaling():
     assert kernels.attention_flops(n, d, causal=True) == 2.0 * n * n * d
 
 
+# --- chapter helpers -------------------------------------------------------------------------------
+
+def test_min_square_tile_reaches_the_ridge():
+    for gpu in (A100, H100):
+        b = kernels.min_square_tile(gpu)
+        ridge = specs.get(gpu).ridge_point("bf16")
+        assert b / 2 >= ridge > (b - 1) / 2
+    assert kernels.min_square_tile(A100, "l2") < kernels.min_square_tile(A100, "hbm")
+    with pytest.raises(ValueError, match="L2 bandwidth"):
+        kernels.min_square_tile(H100, "l2")  # not published for the H100
+    with pytest.raises(ValueError, match="level"):
+        kernels.min_square_tile(A100, "l1")
+
+
+def test_occupancy_rows_cover_the_catalogue_and_name_what_cannot_launch():
+    rows = kernels.occupancy_rows(256, 64, 16 * 1024)
+    assert [r["GPU"] for r in rows] == specs.names()
+    big = {r["GPU"]: r for r in kernels.occupancy_rows(128, 32, 120 * 1024)}
+    assert big["A100-SXM4-80GB"]["blocks per SM"] == 1
+    assert big["T4"]["blocks per SM"] == "-" and "cannot launch" in big["T4"]["limited by"]
+
+
+def test_attention_roofline_model():
+    std = kernels.attention_model_ms(A100, 4, 16, 4096, 64, "standard")
+    fl = kernels.attention_model_ms(A100, 4, 16, 4096, 64, "flash")
+    spec = specs.get(A100)
+    assert std == pytest.approx(1e3 * 64 * kernels.attention_hbm_bytes(4096, 64, 1, "standard") / spec.hbm_bytes_per_s)
+    assert fl >= 1e3 * 64 * kernels.attention_flops(4096, 64) / spec.peak_flops("bf16") and fl < std
+
+
+def test_hierarchy_rows_read_specs():
+    rows = kernels.hierarchy_rows((A100,))
+    assert [r["level"] for r in rows] == ["registers", "shared memory / L1", "L2", "HBM"]
+    assert "164 KiB shared" in rows[1]["capacity"] and "163 KiB per block" in rows[1]["capacity"]
+
+
+def test_views_show_the_model_without_a_gpu(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ampere import device, tables
+
+    shown = []
+    monkeypatch.setattr(tables, "show_md", lambda text: shown.append(text))
+    info = device.probe(force="cpu")
+    kernels.show_matmul(info)
+    kernels.show_attention(info)
+    kernels.show_profile(info)
+    text = "\n".join(shown)
+    assert "Nothing is recorded yet" in text and "dense bf16 peak" in text and "roofline model" in text
+    assert "No GPU here" in text
+
+
 # --- Triton kernels in the interpreter ------------------------------------------------------------
 
 torch = pytest.importorskip("torch")
