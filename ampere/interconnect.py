@@ -962,7 +962,7 @@ def _published_point(rec: Any, figure: str, what: str, model: float) -> Any:
     return views.point(rec, figure, what, model / 1e9, "GB/s")
 
 
-def allreduce_points(run: "CollectiveRun | None" = None) -> list[Any]:
+def allreduce_points(run: "CollectiveRun | None" = None, gpu: str | None = None) -> list[Any]:
     """The all-reduce evidence the chapter shows beside the model: measured here (``run``), recorded on
     real GPUs (``ampere/data`` results of ``bench collectives``), then published nccl-tests figures.
 
@@ -974,12 +974,10 @@ def allreduce_points(run: "CollectiveRun | None" = None) -> list[Any]:
     points = []
     if run is not None and run.backend == "nccl" and run.records:
         big = max(run.records, key=lambda r: r["size_bytes"])
-        gpu = run.device_name
-        try:
+        model = None
+        if gpu is not None:  # the catalogue name of the GPUs the run used (NVLink or PCIe: see fabrics)
             model = allreduce_model_busbw(specs.get(gpu).name, run.world_size, size_bytes=big["size_bytes"])
-        except ValueError:
-            model = None
-        points.append(views.Point(f"{run.world_size} GPUs, {big['size_bytes'] / 2**20:.0f} MiB", gpu,
+        points.append(views.Point(f"{run.world_size} GPUs, {big['size_bytes'] / 2**20:.0f} MiB", gpu or run.device_name,
                                   None if model is None else model / 1e9, big["busbw_bytes_per_s"] / 1e9,
                                   "GB/s", kind="measured", source="measured here"))
     for rec in results.records(benchmark="collectives", kind="measured"):
@@ -1028,7 +1026,8 @@ def show_allreduce(info: Any) -> "CollectiveRun | None":
     if getattr(info, "backend", "cpu") == "cuda" and getattr(info, "gpu_count", 0) >= 2:
         run = run_collective("all_reduce", [2**k for k in range(20, 31, 2)], info.gpu_count, backend="nccl",
                              samples=10, timeout_s=300)
-    views.show(allreduce_points(run), title="All-reduce bus bandwidth: model and real numbers",
+    spec = getattr(info, "spec", None)
+    views.show(allreduce_points(run, spec.name if spec is not None else None), title="All-reduce bus bandwidth: model and real numbers",
                model_label="model", real_label="real")
     return run
 

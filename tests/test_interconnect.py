@@ -444,3 +444,13 @@ def test_page_tables_name_sources_by_label_not_key():
             for value in row.values():
                 assert str(value) not in keys, value
     assert all(r["crossover, weak scaling"] for r in ic.crossover_rows(32))
+
+
+def test_a_measured_run_comes_first_with_its_model():
+    run = ic._aggregate("all_reduce", 2, "nccl", _per_rank(([2e-3, 2e-3], [2e-3, 2.2e-3]), size=2**28))
+    pts = ic.allreduce_points(run, "A100-SXM4-80GB")
+    first = pts[0]
+    assert first.kind == "measured" and first.source == "measured here" and first.gpu == "A100-SXM4-80GB"
+    assert first.real == pytest.approx(2**28 / 2.1e-3 / 1e9)  # median of the per-sample max; busbw factor 1
+    assert first.model == pytest.approx(ic.allreduce_model_busbw("A100-SXM4-80GB", 2, size_bytes=2**28) / 1e9)
+    assert ic.allreduce_points(run)[0].model is None  # GPU unknown: no model, the number still shown
