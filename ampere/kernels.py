@@ -791,6 +791,16 @@ def hierarchy_rows(gpus: Sequence[str] = CHAPTER_GPUS) -> list[dict[str, Any]]:
     return rows
 
 
+def _tile_axes(ax: Any, sides: Sequence[int], xlabel: str, ylabel: str) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(list(sides))
+    ax.set_xticklabels([str(b) for b in sides])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7, loc="upper left")
+
+
 def plot_tile_intensity(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS, precision: str = "bf16") -> None:
     """Intensity of square and 2:1 tiles against the ridge points of ``gpus`` (HBM and L2).
     Chapter: *Programming the A100's SM*, "Tiling and reuse"."""
@@ -808,13 +818,7 @@ def plot_tile_intensity(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS, precision: 
         if s.l2_bytes_per_s:
             ax.axhline(s.ridge_point(precision, s.l2_bytes_per_s), color=c, lw=1.2, ls=":",
                        label=f"{g}: ridge vs L2")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
-    ax.set_xticks(sides)
-    ax.set_xticklabels([str(b) for b in sides])
-    ax.set_xlabel("tile side b (elements)")
-    ax.set_ylabel("FLOP per byte loaded")
-    ax.legend(fontsize=7, loc="upper left")
+    _tile_axes(ax, sides, "tile side b (elements)", "FLOP per byte loaded")
     plots.provenance_note(ax, f"model: 2 BM BN / ((BM + BN) x 2 bytes); ridge = dense {precision} peak / bandwidth")
 
 
@@ -830,13 +834,7 @@ def plot_tile_shared(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS) -> None:
     for g in gpus:
         ax.axhline(sm_limits(g).max_shared_bytes_per_block / 1024, color=plots.gpu_color(g), lw=1.5,
                    label=f"{g}: max per block")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
-    ax.set_xticks(sides)
-    ax.set_xticklabels([str(b) for b in sides])
-    ax.set_xlabel("tile side b (BM = BN = b, BK = 64)")
-    ax.set_ylabel("shared memory (KiB)")
-    ax.legend(fontsize=7, loc="upper left")
+    _tile_axes(ax, sides, "tile side b (BM = BN = b, BK = 64)", "shared memory (KiB)")
     plots.provenance_note(ax, "model: (BM + BN) BK x 2 bytes x stages; limits from the sm-limits table")
 
 
