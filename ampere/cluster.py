@@ -345,10 +345,8 @@ class Fabric:
 
     def leaf_of(self, node: int, rail: int) -> int:
         """Index of the leaf serving ``rail`` of ``node`` (rail-optimised: SU-major, then rail)."""
-        if not 0 <= node < self.nodes:
-            raise ValueError(f"node={node!r} must lie in [0, {self.nodes - 1}]")
-        if not 0 <= rail < self.rails:
-            raise ValueError(f"rail={rail!r} must lie in [0, {self.rails - 1}]")
+        node = check.nonneg_int("node", node, maximum=self.nodes - 1)
+        rail = check.nonneg_int("rail", rail, maximum=self.rails - 1)
         return (node // self.su_nodes) * self.rails + rail
 
     def wiring(self) -> list[tuple[str, str, int]]:

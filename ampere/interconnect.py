@@ -373,6 +373,7 @@ class CollectiveRun:
         """
         import numpy as np
 
+        q = check.real("q", q)
         if not 0 <= q <= 100:
             raise ValueError(f"q={q!r} must be a percentile between 0 and 100")
         return [float(np.percentile(r["samples_s"], q)) for r in self.records]
@@ -541,9 +542,8 @@ def p2p_copy_bandwidth(src: int = 0, dst: int = 1, size_bytes: int = 256 * 2**20
     if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
         raise ValueError("p2p_copy_bandwidth needs at least 2 CUDA GPUs; this machine has "
                          f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}")
-    for name, idx in (("src", src), ("dst", dst)):
-        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < torch.cuda.device_count():
-            raise ValueError(f"{name}={idx!r} is not a GPU index; allowed: 0..{torch.cuda.device_count() - 1}")
+    src = check.nonneg_int("src", src, maximum=torch.cuda.device_count() - 1)
+    dst = check.nonneg_int("dst", dst, maximum=torch.cuda.device_count() - 1)
     if src == dst:
         raise ValueError(f"src={src} and dst={dst} must differ")
     size = _check_sizes("broadcast", [size_bytes], 1)[0]

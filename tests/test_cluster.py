@@ -284,6 +284,11 @@ def test_leaf_of_is_rail_optimised():
         f.leaf_of(0, 8)
     with pytest.raises(ValueError, match="node"):
         f.leaf_of(40, 0)
+    import numpy as np
+
+    assert f.leaf_of(np.int64(20), np.int32(3)) == 11
+    with pytest.raises(TypeError, match="rail must be an integer"):
+        f.leaf_of(0, "3")
 
 
 def test_optical_tiers_choose_transceivers():

@@ -129,6 +129,8 @@ def test_gloo_lab_meets_the_acceptance_and_fits_within_25_percent():
     assert run.quantile_s(50) == pytest.approx(run.times_s)
     with pytest.raises(ValueError, match="q=101"):
         run.quantile_s(101)
+    with pytest.raises(TypeError, match="q must be a number"):
+        run.quantile_s("10")
 
 
 def test_run_collective_rejects_bad_input():
