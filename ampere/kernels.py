@@ -654,7 +654,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
               "this process; run the benchmark in a fresh process", flush=True)
         return 2
     dev = torch.device("cuda" if gpu else "cpu")
-    dtype = torch.bfloat16 if gpu else torch.float32
+    # bf16 where the tensor cores have it (sm80+), fp16 on older GPUs, fp32 in the interpreter
+    dtype = (torch.bfloat16 if info.bf16_tensor else torch.float16) if gpu else torch.float32
     gen = torch.Generator().manual_seed(0)
     if gpu:
         n = 2048 if args.quick else 4096
@@ -688,8 +689,18 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     cublas = timing.benchmark(lambda: a @ b, device=dev, label="torch.matmul", **t_args)
     base = record("matmul-torch", {"m": m, "n": n_, "k": k_, "dtype": str(dtype)}, cublas, flops)
     best = None
+    skipped: list[str] = []
     for bm, bn, bk, nw, st in configs:
-        out = matmul(a, b, block_m=bm, block_n=bn, block_k=bk, num_warps=nw, num_stages=st)
+        tile = tile_cost(bm, bn, bk, stages=st, num_warps=nw, dtype_bytes=a.element_size())
+        if gpu and info.spec is not None and not tile.fits(info.spec):
+            skipped.append(f"{bm}x{bn}x{bk}, {st} stages: {tile.shared_bytes // 1024} KiB of shared memory does "
+                           f"not fit one block of {info.spec.name}")
+            continue
+        try:
+            out = matmul(a, b, block_m=bm, block_n=bn, block_k=bk, num_warps=nw, num_stages=st)
+        except Exception as exc:  # e.g. triton's OutOfResources on a GPU with less shared memory
+            skipped.append(f"{bm}x{bn}x{bk}, {st} stages: {type(exc).__name__}: {exc}"[:200])
+            continue
         err = float((out.float() - ref).abs().max() / ref.abs().max())
         meas = timing.benchmark(lambda: matmul(a, b, block_m=bm, block_n=bn, block_k=bk, num_warps=nw,
                                                num_stages=st), device=dev, label="triton matmul", **t_args)
@@ -733,7 +744,9 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
            max_abs_error=att_err, vs_naive_ratio=m_naive.median_s / m_flash.median_s)
     record("attention-naive", att_params, m_naive, att_flops)
     record("attention-sdpa", att_params, m_sdpa, att_flops)
-    notes = [] if gpu else ["CPU code path: Triton interpreter, tiny shapes; not a measurement of a GPU"]
+    notes = [f"skipped {x}" for x in skipped]
+    if not gpu:
+        notes.append("CPU code path: Triton interpreter, tiny shapes; not a measurement of a GPU")
     result = results.make_result(BENCHMARK, info, {"matmul": list(mm_shape), "attention": list(att_shape),
                                                    "dtype": str(dtype), "quick": args.quick}, records, notes)
     summary = [f"kernels on {info.label()}: {len(records)} configurations"]
@@ -966,18 +979,24 @@ def show_matmul(info: Any) -> None:
 
         from . import timing
 
-        peak = info.spec.peak_flops("bf16") / 1e12 if info.bf16_tensor else None
+        prec, dt = ("bf16", torch.bfloat16) if info.bf16_tensor else ("fp16", torch.float16)
+        peak = info.spec.peak_flops(prec) / 1e12 if info.spec.supports(prec) else None
         n = 4096
         g = torch.Generator().manual_seed(0)
-        a = torch.randn(n, n, generator=g).to("cuda", torch.bfloat16)
-        b = torch.randn(n, n, generator=g).to("cuda", torch.bfloat16)
+        a = torch.randn(n, n, generator=g).to("cuda", dt)
+        b = torch.randn(n, n, generator=g).to("cuda", dt)
         runs = [("cuBLAS (torch.matmul)", lambda: a @ b)]
         for st in (1, 2, 3, 4):
             runs.append((f"Triton 128x128x64, 8 warps, {st} stage{'s' if st > 1 else ''}",
                          lambda st=st: matmul(a, b, block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=st)))
         for what, fn in runs:
+            try:
+                fn()
+            except Exception as exc:  # a configuration this GPU cannot hold (shared memory) is skipped, said so
+                tables.show_md(f"{what}: skipped on {info.spec.name} ({type(exc).__name__}).")
+                continue
             meas = timing.benchmark(fn, device="cuda", warmup_s=0.5, max_time_s=1.5)
-            points.append(views.Point(f"{what}, bf16 {n}^3", info.spec.name, model=peak,
+            points.append(views.Point(f"{what}, {prec} {n}^3", info.spec.name, model=peak,
                                       real=2.0 * n ** 3 / meas.median_s / 1e12, unit="TFLOP/s", kind="measured",
                                       source="measured here"))
     else:
@@ -1019,7 +1038,8 @@ def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, 
         from . import timing
 
         g = torch.Generator().manual_seed(0)
-        q, k, v = (torch.randn(batch, heads, seq, head_dim, generator=g).to("cuda", torch.bfloat16) for _ in range(3))
+        dt = torch.bfloat16 if info.bf16_tensor else torch.float16
+        q, k, v = (torch.randn(batch, heads, seq, head_dim, generator=g).to("cuda", dt) for _ in range(3))
         for what, algo, fn in (("naive (S and P in HBM)", "standard", lambda: naive_attention(q, k, v)),
                                ("Triton FlashAttention", "flash",
                                 lambda: flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)),
@@ -1060,7 +1080,8 @@ def show_profile(info: Any) -> None:
     from torch.profiler import ProfilerActivity, profile
 
     g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(4, 16, 4096, 64, generator=g).to("cuda", torch.bfloat16) for _ in range(3))
+    dt = torch.bfloat16 if info.bf16_tensor else torch.float16
+    q, k, v = (torch.randn(4, 16, 4096, 64, generator=g).to("cuda", dt) for _ in range(3))
     flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)
     naive_attention(q, k, v)
     torch.cuda.synchronize()
