@@ -295,3 +295,10 @@ def test_bench_result_is_marked_cpu(tmp_path):
     assert all(r["max_rel_error"] < 1e-4 for r in res["records"] if r["kind"] == "matmul-triton")
     assert not results.records(benchmark="kernels", kind="measured")  # CPU results never count as GPU records
     assert math.isfinite(res["records"][0]["tflops"])
+
+
+def test_without_triton_the_bench_says_so_and_the_models_still_work(monkeypatch, capsys):
+    monkeypatch.setattr(kernels, "triton_available", lambda: False)
+    assert kernels.bench_main(["--device", "cpu", "--quick", "--no-save"]) == 2
+    assert "triton is not installed" in capsys.readouterr().out
+    assert kernels.occupancy(A100, 128, 32, 0).fraction == 1.0  # the models need neither triton nor torch
