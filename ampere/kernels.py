@@ -628,7 +628,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
     On a GPU: bf16, matmul 4096^3 (``--quick``: 2048^3), attention batch 4 x 16 heads x seq 4096 x d 64.
     With ``--device cpu``: the same code path in Triton's interpreter with tiny shapes (a test of the code,
-    not a measurement). Chapter: *Programming the A100's SM*, "Measured on this machine".
+    not a measurement). Chapter: *Programming the A100's SM*, "A Triton tiled matmul" and "FlashAttention in Triton".
     """
     from . import benchcli, results, timing
 
@@ -970,7 +970,7 @@ def _recorded(kind: str) -> list[Any]:
 def show_matmul(info: Any) -> None:
     """The Triton matmul against cuBLAS: measured here on a GPU with Triton, else the results recorded on real
     GPUs, else the model (dense peak) and one sentence. Chapter: *Programming the A100's SM*, "A Triton
-    tiled matmul", "Measured on this machine"."""
+    tiled matmul"."""
     from . import tables, views
 
     points: list[Any] = []
