@@ -46,7 +46,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from . import check, collectives, fabrics, pricing, results, specs
 
 __all__ = [
-    "HDR_PORT_BYTES_PER_S", "QM8790_PORTS", "SWITCH_POWER_W_ASSUMED", "TIERS",
+    "HDR_PORT_BYTES_PER_S", "QM8790_PORTS", "SWITCH_POWER_W_ASSUMED", "TIERS", "DGX_A100_MAX_POWER_W",
+    "DGX_A100_320GB_LIST_PRICE_USD",
     "DGXNode", "dgx_a100", "Fabric", "fat_tree", "switch_lower_bound", "SuperPOD", "superpod",
     "scaling_table", "ReferenceCounts", "b200_reference", "validate",
     "Top500Entry", "selene", "green500_top", "EPYC_7742_FP64_FLOP_PER_CYCLE",
@@ -69,6 +70,10 @@ QM8790_PORTS = 40
 #: magnitude of a 1U switch; we found no datasheet figure to cite): pass ``switch_power_w`` to change it.
 #: Switches are a few per cent of a pod's power, so the conclusions do not hang on it.
 SWITCH_POWER_W_ASSUMED = 400.0
+#: Maximum system power of a DGX A100 (both memory sizes), in watts [nvidia2020dgxa100wp].
+DGX_A100_MAX_POWER_W = 6500.0  # source: nvidia2020dgxa100wp
+#: Launch list price of the DGX A100 320GB, US dollars [anandtech2020ampere].
+DGX_A100_320GB_LIST_PRICE_USD = 199_000.0  # source: anandtech2020ampere
 #: The three cable tiers of a fat tree, bottom up.
 TIERS: tuple[str, ...] = ("node_leaf", "leaf_spine", "spine_core")
 
@@ -230,9 +235,9 @@ def dgx_a100(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> DGXNode:
         host_memory_bytes=2e12 if big else 1e12, os_storage_bytes=2 * 1.92e12,
         data_storage_bytes=30e12 if big else 15e12, compute_nics=8,
         compute_port_bytes_per_s=HDR_PORT_BYTES_PER_S, other_nic_ports=4 if big else 2,
-        max_power_w=6500.0, rack_units=6,
+        max_power_w=DGX_A100_MAX_POWER_W, rack_units=6,
         # 320GB: $199,000 at launch [anandtech2020ampere]; 640GB: no list price found in our sources.
-        list_price_usd=None if big else 199_000.0,
+        list_price_usd=None if big else DGX_A100_320GB_LIST_PRICE_USD,
         sources=sources,
         notes=("Power, NVSwitch count, CPUs and compute NICs are the same for both memory sizes.",),
     )
@@ -754,11 +759,8 @@ def green500_top() -> "results.Record":
 # --------------------------------------------------------------------------------------------------------
 
 #: Parameter counts of models whose gradients the chapter all-reduces: (name, parameters, bib key).
-GRADIENT_MODELS: tuple[tuple[str, float, str], ...] = (
-    ("ResNet-50", 25.6e6, "he2016deep"),
-    ("BERT-Large", 340e6, "devlin2019bert"),
-    ("GPT-2 XL", 1.5e9, "radford2019language"),
-)
+GRADIENT_MODELS: tuple[tuple[str, float, str], ...] = tuple(
+    (r["model"], float(r["params"]), r["source"]) for r in results.table("gradient-models")["rows"])
 
 
 def pod_all_reduce(params: float, nodes: int, bytes_per_param: float = 2.0,
@@ -825,9 +827,9 @@ class Ownership:
     busy, $0.10 per kWh, a PUE of 1.4 and no other operating cost. The last four are assumptions.
     """
 
-    capex_usd: float = 199_000.0
+    capex_usd: float = DGX_A100_320GB_LIST_PRICE_USD
     lifetime_years: float = 4.0
-    max_power_w: float = 6500.0
+    max_power_w: float = DGX_A100_MAX_POWER_W
     busy_power_fraction: float = 0.7  # average power while busy / maximum power
     electricity_usd_per_kwh: float = 0.10
     pue: float = 1.4  # facility power / IT power
@@ -891,7 +893,8 @@ def training_time_s(params: float, tokens: float, gpus: int, achieved_flops_per_
     return f * t * p / (n * x)
 
 
-def training_energy_j(nodes: int, seconds: float, power_per_node_w: float = 6500.0, pue: float = 1.0) -> float:
+def training_energy_j(nodes: int, seconds: float, power_per_node_w: float = DGX_A100_MAX_POWER_W,
+                      pue: float = 1.0) -> float:
     """Energy in joules of ``nodes`` nodes drawing ``power_per_node_w`` for ``seconds`` (x PUE)."""
     n = _check_int(nodes, "nodes")
     s = _check_float(seconds, "seconds")

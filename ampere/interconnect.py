@@ -23,7 +23,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import check, specs
+from . import check, results, specs
 from .collectives import (ALGORITHMS, OPS, AllReducePhases, algorithm_bandwidth, alpha_beta_terms,  # noqa: F401
                           bus_bandwidth, busbw_factor, check_op, collective_time,
                           hierarchical_all_reduce_breakdown, hierarchical_all_reduce_time)
@@ -46,8 +46,10 @@ __all__ = [
 # Data-parallel scaling: step time = compute + the part of the gradient all-reduce that is not hidden
 # =========================================================================================================
 
-#: BERT-Large: 24 layers, hidden 1024, 16 heads, 340 M parameters [devlin2019bert].
-BERT_LARGE_PARAMS = 340e6  # source: devlin2019bert
+#: BERT-Large: 24 layers, hidden 1024, 16 heads, 340 M parameters [devlin2019bert]
+#: (``ampere/data/tables/gradient-models.json``).
+BERT_LARGE_PARAMS = next(float(r["params"]) for r in results.table("gradient-models")["rows"]
+                         if r["model"] == "BERT-Large")  # source: devlin2019bert
 #: BERT pre-training batch: 256 sequences x 512 tokens = 128 k tokens per step [devlin2019bert].
 BERT_GLOBAL_BATCH_TOKENS = 256 * 512  # source: devlin2019bert
 
