@@ -30,7 +30,7 @@ from . import check, specs
 __all__ = ["SMLimits", "sm_limits", "Occupancy", "occupancy", "TileCost", "tile_cost", "tile_sweep",
            "PipelineTime", "pipeline_time", "bytes_in_flight", "L2Persistence", "l2_persistence",
            "attention_hbm_bytes", "attention_flops", "triton_available", "interpreting", "matmul",
-           "flash_attention", "naive_attention", "bench_main", "BENCHMARK", "prepare", "min_square_tile",
+           "flash_attention", "naive_attention", "bench_main", "BENCHMARK", "prepare", "min_square_tile", "published_l2_read",
            "hierarchy_rows", "occupancy_rows", "attention_model_ms", "show_matmul", "show_attention", "show_profile",
            "plot_tile_intensity", "plot_tile_shared", "plot_pipeline", "plot_occupancy_registers", "plot_littles_law",
            "plot_l2_persistence", "plot_attention_traffic"]
@@ -781,14 +781,34 @@ def min_square_tile(gpu: str | specs.GPUSpec, level: str = "hbm", precision: str
     return math.ceil(spec.ridge_point(precision, bw) * db - 1e-9)
 
 
-def hierarchy_rows(gpus: Sequence[str] = CHAPTER_GPUS) -> list[dict[str, Any]]:
+def published_l2_read(gpu: str | specs.GPUSpec) -> tuple[float, Any] | None:
+    """(bytes/s, record): the best read bandwidth of a published L2 sweep of ``gpu`` over footprints up to
+    half its L2, or None when none is published. Chapter: *Programming the A100's SM*, "The hierarchy"."""
+    from . import results
+
+    spec = specs.get(gpu)
+    for rec in results.records(benchmark="l2-sweep", gpu=spec.name, kind="published"):
+        sizes, rates = rec.params.get("footprint_kib"), rec.figures.get("read_gb_per_s")
+        if not isinstance(sizes, (list, tuple)) or not isinstance(rates, (list, tuple)):
+            continue
+        inside = [bw for kib, bw in zip(sizes, rates) if kib * 1024 <= spec.l2_bytes / 2]
+        if inside:
+            return max(inside) * 1e9, rec
+    return None
+
+
+def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB")) -> list[dict[str, Any]]:
     """Capacity and bandwidth of each level a kernel sees, from :mod:`ampere.specs` (rows for
     ``ab.show_table``). Chapter: *Programming the A100's SM*, "The hierarchy from a kernel's view"."""
+    from . import views
+
     rows = []
     for g in gpus:
         s = specs.get(g)
         lim = sm_limits(g)
         l2bw = s.l2_bytes_per_s
+        pub = published_l2_read(s)
+        l2_measured = f"{pub[0] / 1e12:.1f} TB/s measured ({views.source_text(pub[1])})" if pub else ""
         rows += [
             {"GPU": s.name, "level": "registers", "capacity": f"{s.register_file_bytes_per_sm // 1024} KiB per SM "
              f"({lim.max_registers_per_thread} per thread at most)", "bandwidth": "operands of every instruction"},
@@ -797,9 +817,10 @@ def hierarchy_rows(gpus: Sequence[str] = CHAPTER_GPUS) -> list[dict[str, Any]]:
                          f" KiB shared ({lim.max_shared_bytes_per_block // 1024} KiB per block)",
              "bandwidth": "on chip, per SM"},
             {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU",
-             "bandwidth": f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published"},
+             "bandwidth": (f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published by NVIDIA")
+             + (f"; {l2_measured}" if l2_measured else "")},
             {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 1e9:.0f} GB",
-             "bandwidth": f"{s.hbm_bytes_per_s / 1e12:.2f} TB/s"},
+             "bandwidth": f"{s.hbm_bytes_per_s / 1e12:.2f} TB/s (datasheet)"},
         ]
     return rows
 
@@ -971,7 +992,7 @@ def show_matmul(info: Any) -> None:
     """The Triton matmul against cuBLAS: measured here on a GPU with Triton, else the results recorded on real
     GPUs, else the model (dense peak) and one sentence. Chapter: *Programming the A100's SM*, "A Triton
     tiled matmul"."""
-    from . import tables, views
+    from . import results, tables, views
 
     points: list[Any] = []
     if getattr(info, "backend", "cpu") == "cuda" and triton_available() and info.spec is not None:
@@ -1007,10 +1028,18 @@ def show_matmul(info: Any) -> None:
             peak = specs.get(rec.gpu).peak_flops("bf16") / 1e12 if rec.gpu in specs.names() else None
             points.append(views.point(rec, "tflop_per_s", f"{what}, {p.get('m')}^3", peak, "TFLOP/s"))
     if not points:
-        tables.show_md("Nothing is recorded yet for this benchmark: the model alone is shown (dense bf16 peak). "
-                       "Run `python -m ampere bench kernels` on a GPU to add a measurement.")
-        points = [views.Point("dense bf16 peak", g, model=specs.get(g).peak_flops("bf16") / 1e12, real=None,
-                              unit="TFLOP/s") for g in CHAPTER_GPUS]
+        tables.show_md("No Triton matmul is recorded yet: the figure shows the best published bf16 matmuls "
+                       "(cuBLAS through PyTorch, the bar a Triton kernel is measured against) beside the dense "
+                       "peak. Run `python -m ampere bench kernels` on a GPU to add a measurement.")
+        for g in CHAPTER_GPUS:
+            peak = specs.get(g).peak_flops("bf16") / 1e12
+            recs = [r for r in results.records(benchmark="matmul", gpu=g, kind="published")
+                    if "bf16_tflop_per_s" in r.figures]
+            if recs:
+                best = max(recs, key=lambda r: r.figures["bf16_tflop_per_s"])
+                points.append(views.point(best, "bf16_tflop_per_s", "best bf16 matmul (cuBLAS)", peak, "TFLOP/s"))
+            else:
+                points.append(views.Point("dense bf16 peak", g, model=peak, real=None, unit="TFLOP/s"))
     views.show(points, title="Triton tiled matmul and cuBLAS against the dense bf16 peak", model_label="dense peak")
 
 

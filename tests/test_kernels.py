@@ -207,7 +207,9 @@ def test_views_show_the_model_without_a_gpu(monkeypatch):
     kernels.show_attention(info)
     kernels.show_profile(info)
     text = "\n".join(shown)
-    assert "Nothing is recorded yet" in text and "dense bf16 peak" in text and "roofline model" in text
+    assert "No Triton matmul is recorded yet" in text and "Nothing is recorded yet" in text
+    assert "best bf16 matmul (cuBLAS)" in text and "MAMF" in text  # published, with where it comes from
+    assert "roofline model" in text
     assert "No GPU here" in text
 
 
@@ -302,3 +304,10 @@ def test_without_triton_the_bench_says_so_and_the_models_still_work(monkeypatch,
     assert kernels.bench_main(["--device", "cpu", "--quick", "--no-save"]) == 2
     assert "triton is not installed" in capsys.readouterr().out
     assert kernels.occupancy(A100, 128, 32, 0).fraction == 1.0  # the models need neither triton nor torch
+
+
+def test_published_l2_read_comes_from_the_data():
+    bw, rec = kernels.published_l2_read(A100)
+    assert rec.benchmark == "l2-sweep" and rec.kind == "published"
+    assert 0.5 * specs.get(A100).l2_bytes_per_s < bw <= specs.get(A100).l2_bytes_per_s
+    assert kernels.published_l2_read("T4") is None
