@@ -588,10 +588,12 @@ def plot_harvest(ax: Any, units: int = 128, needed: Sequence[int] = (128, 120, 1
         y = [harvest_yield(units, n, float(v)) for v in q]
         ax.plot(100 * q, 100 * np.array(y), style, lw=2 if n == product else 1.2,
                 color=plots.gpu_color("A100") if n == product else "#888888",
-                label=f"sellable with >= {n} of {units} SMs working")
+                label=f">= {n} of {units} SMs working")
     ax.set_xlabel("assumed probability that one SM is defective (%)")
     ax.set_ylabel("dies sellable (%)")
-    ax.legend(fontsize=8)
+    # the free corner between the steep full-die curve and the later ones
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.25, 0.1), title="dies sellable with",
+              title_fontsize=8)
 
 
 def sm_table(gpus: Sequence[str] = (*GENERATIONS, "RTX-A6000")) -> list[dict[str, Any]]:

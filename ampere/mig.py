@@ -292,8 +292,8 @@ class MigReport:
         """A human-readable report: the chapter prints it in a hardware-dependent cell."""
         lines = []
         if not self.nvml:
-            lines.append("NVML did not answer on this machine (no NVIDIA driver): the chapter's tables are the "
-                         "MIG User Guide's.")
+            lines.append("NVML did not answer on this machine (no NVIDIA driver):")
+            lines.append("the chapter's tables are the MIG User Guide's.")
         else:
             lines.append(f"NVML ok, driver {self.driver_version or '?'}; {len(self.gpus)} GPU(s)")
         yes = {True: "enabled", False: "disabled", None: "unknown"}
@@ -359,8 +359,8 @@ def nvml_mig_report(nvml: Any = None, device_name: str | None = None,
     try:
         nvml.nvmlInit()
     except Exception as exc:
-        return MigReport(False, None, [], this, [f"NVML could not start ({exc.__class__.__name__}): no NVIDIA "
-                                                 "driver here, or the library is missing"])
+        return MigReport(False, None, [], this, [f"NVML could not start ({exc.__class__.__name__}): "
+                                                 "no NVIDIA driver or library"])
     try:
         try:
             driver = _text(nvml.nvmlSystemGetDriverVersion())
