@@ -756,7 +756,19 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
                        f"{best['params']['num_warps']} warps, {best['params']['num_stages']} stages)")
     summary.append(f"Triton FlashAttention {m_naive.median_s / m_flash.median_s:.2f} x naive attention, "
                    f"{m_sdpa.median_s / m_flash.median_s:.2f} x SDPA's speed (max abs error {att_err:.1e})")
+    if gpu:  # the chapter's acceptance targets (issue 15), judged only on a GPU
+        if best is not None:
+            ok = best["vs_torch_ratio"] >= MATMUL_TARGET_RATIO
+            summary.append(f"target: Triton matmul >= {MATMUL_TARGET_RATIO:.0%} of cuBLAS: {'met' if ok else 'NOT met'}")
+        ok = m_naive.median_s / m_flash.median_s >= FLASH_TARGET_SPEEDUP
+        summary.append(f"target: FlashAttention >= {FLASH_TARGET_SPEEDUP:g} x naive attention: {'met' if ok else 'NOT met'}")
     return benchcli.finish_bench(result, args, "\n".join(summary))
+
+
+#: Acceptance targets of the chapter on a GPU: the Triton matmul reaches this fraction of cuBLAS at 4096^3
+#: and the FlashAttention forward beats naive attention by this factor at seq 4096.
+MATMUL_TARGET_RATIO = 0.70
+FLASH_TARGET_SPEEDUP = 2.0
 
 
 # ---------------------------------------------------------------------------------------------------
