@@ -311,3 +311,31 @@ def test_published_l2_read_comes_from_the_data():
     assert rec.benchmark == "l2-sweep" and rec.kind == "published"
     assert 0.5 * specs.get(A100).l2_bytes_per_s < bw <= specs.get(A100).l2_bytes_per_s
     assert kernels.published_l2_read("T4") is None
+
+
+def test_views_show_recorded_gpu_results(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ampere import device, results, tables
+
+    common = {"kind": "measured", "benchmark": "kernels", "gpu": A100, "source": "kernels-a100-sxm4-80gb.json",
+              "where": "recorded on NVIDIA A100-SXM4-80GB (sm80), 2026-12-01, torch 2.13.0", "date": "2026-12-01"}
+    recs = [results.Record(figures={"tflop_per_s": 280.0, "time_ms": 0.49}, id="k#0", **common,
+                           params={"kind": "matmul-torch", "m": 4096, "n": 4096, "k": 4096}),
+            results.Record(figures={"tflop_per_s": 230.0, "time_ms": 0.6}, id="k#1", **common,
+                           params={"kind": "matmul-triton", "m": 4096, "block_m": 128, "block_n": 128, "block_k": 64,
+                                   "num_stages": 3}),
+            results.Record(figures={"tflop_per_s": 100.0, "time_ms": 1.4}, id="k#2", **common,
+                           params={"kind": "attention-triton-flash", "batch": 4, "heads": 16, "seq": 4096,
+                                   "head_dim": 64})]
+    monkeypatch.setattr(results, "records", lambda **kw: [r for r in recs if kw.get("kind") in (None, r.kind)])
+    shown = []
+    monkeypatch.setattr(tables, "show_md", lambda text: shown.append(text))
+    info = device.probe(force="cpu")
+    kernels.show_matmul(info)
+    kernels.show_attention(info)
+    text = "\n".join(shown)
+    assert "recorded yet" not in text  # recorded results replace the model-only fallback
+    assert "Triton 128x128x64, 3 st., 4096^3" in text and "cuBLAS, 4096^3" in text and "280.0" in text
+    assert "Triton flash, N=4096" in text and "1.400" in text and "recorded on NVIDIA A100" in text
