@@ -871,10 +871,10 @@ def _link_model(spec: specs.GPUSpec | None) -> tuple[float | None, str | None]:
     """Model of the all-reduce busbw (bytes/s): effective NVLink per direction, or PCIe per direction."""
     if spec is None:
         return None, None
-    from . import interconnect
+    from . import fabrics
 
     if spec.nvlink_bytes_per_s and spec.form_factor.startswith("SXM"):
-        return interconnect.nvlink_effective_bytes_per_s(spec), "effective NVLink per direction (128-B payloads)"
+        return fabrics.nvlink_effective_bytes_per_s(spec), "effective NVLink per direction (128-B payloads)"
     return spec.pcie_bytes_per_s, f"PCIe Gen{spec.pcie_generation} x16 per direction"
 
 
