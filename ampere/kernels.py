@@ -30,7 +30,8 @@ from . import check, specs
 __all__ = ["SMLimits", "sm_limits", "Occupancy", "occupancy", "TileCost", "tile_cost", "tile_sweep",
            "PipelineTime", "pipeline_time", "bytes_in_flight", "L2Persistence", "l2_persistence",
            "attention_hbm_bytes", "attention_flops", "triton_available", "interpreting", "matmul",
-           "flash_attention", "naive_attention", "bench_main", "BENCHMARK", "prepare", "min_square_tile", "published_l2_read",
+           "flash_attention", "naive_attention", "bench_main", "BENCHMARK", "prepare", "min_square_tile", "published_l2_read", "published_attention",
+           "published_flash_ratios",
            "hierarchy_rows", "occupancy_rows", "attention_model_ms", "show_matmul", "show_attention", "show_profile",
            "plot_tile_intensity", "plot_tile_shared", "plot_pipeline", "plot_occupancy_registers", "plot_littles_law",
            "plot_l2_persistence", "plot_attention_traffic"]
@@ -1100,13 +1101,37 @@ def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, 
                 points.append(views.point(rec, "time_ms", f"{what}, N={p.get('seq')}", model, "ms"))
     if not points:
         tables.show_md("Nothing is recorded yet for this benchmark: the figure shows the roofline model of both "
-                       "algorithms (batch 4, 16 heads, d = 64, bf16). Run `python -m ampere bench kernels` on a GPU "
-                       "to add measurements.")
-        points = [views.Point(f"{label}, N={seq}", g, model=attention_model_ms(g, batch, heads, seq, head_dim, algo),
+                       f"algorithms (forward, batch {batch}, {heads} heads, d = {head_dim}, bf16) and the published "
+                       "forward + backward times of the FlashAttention paper. Run `python -m ampere bench kernels` "
+                       "on a GPU to add measurements.")
+        points = [views.Point(f"{label} fwd, N={seq}", g, model=attention_model_ms(g, batch, heads, seq, head_dim, algo),
                               real=None, unit="ms")
                   for g in CHAPTER_GPUS for label, algo in (("standard", "standard"), ("flash", "flash"))]
-    views.show(points, title=f"Attention forward, batch {batch} x {heads} heads x N x d={head_dim}",
-               model_label="roofline model", digits=3)
+        for rec in published_attention():
+            p = rec.params
+            points.append(views.point(rec, "fwd_bwd_time_ms", f"{p['algorithm']} fwd+bwd, {p['model']}, N={p['seq']}",
+                                      None, "ms"))
+    views.show(points, title=f"Attention, d={head_dim}: model and real times", model_label="roofline model",
+               digits=3, log=True)
+
+
+def published_attention() -> list[Any]:
+    """The published attention records (standard first, then flash). Chapter: *Programming the A100's SM*,
+    "FlashAttention in Triton"."""
+    from . import results
+
+    recs = results.records(benchmark="attention", kind="published")
+    return sorted(recs, key=lambda r: (r.params.get("algorithm") != "standard", r.id))
+
+
+def published_flash_ratios() -> tuple[float, float] | None:
+    """(time ratio, HBM traffic ratio) of standard over FlashAttention in the published record pair, or None.
+    Chapter: *Programming the A100's SM*, "Claims checked"."""
+    by = {r.params.get("algorithm"): r for r in published_attention()}
+    if "standard" not in by or "flash" not in by:
+        return None
+    std, fl = by["standard"].figures, by["flash"].figures
+    return std["fwd_bwd_time_ms"] / fl["fwd_bwd_time_ms"], std["hbm_traffic_gb"] / fl["hbm_traffic_gb"]
 
 
 def show_profile(info: Any) -> None:

@@ -209,7 +209,7 @@ def test_views_show_the_model_without_a_gpu(monkeypatch):
     text = "\n".join(shown)
     assert "No Triton matmul is recorded yet" in text and "Nothing is recorded yet" in text
     assert "best bf16 matmul (cuBLAS)" in text and "MAMF" in text  # published, with where it comes from
-    assert "roofline model" in text
+    assert "roofline model" in text and "GPT-2 medium" in text  # the published paper's measurement
     assert "No GPU here" in text
 
 
@@ -339,3 +339,11 @@ def test_views_show_recorded_gpu_results(monkeypatch):
     assert "recorded yet" not in text  # recorded results replace the model-only fallback
     assert "Triton 128x128x64, 3 st., 4096^3" in text and "cuBLAS, 4096^3" in text and "280.0" in text
     assert "Triton flash, N=4096" in text and "1.400" in text and "recorded on NVIDIA A100" in text
+
+
+def test_published_flashattention_pair():
+    recs = kernels.published_attention()
+    assert [r.params["algorithm"] for r in recs] == ["standard", "flash"]
+    assert all(r.source == "dao2022flashattention" and "Figure 2" in r.where for r in recs)
+    time_ratio, traffic_ratio = kernels.published_flash_ratios()
+    assert 1 < time_ratio < traffic_ratio  # fewer bytes, faster, but not by the full traffic ratio
