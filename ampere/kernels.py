@@ -810,6 +810,17 @@ def published_l2_read(gpu: str | specs.GPUSpec) -> tuple[float, Any] | None:
     return None
 
 
+def _sram_estimate(spec: specs.GPUSpec) -> str:
+    """The published estimate of the on-chip SRAM bandwidth of ``spec``'s chip, or "not published"."""
+    from . import results, views
+
+    for rec in results.records(benchmark="memory-hierarchy", kind="published"):
+        if "sram_bandwidth_tb_per_s" in rec.figures and spec.name.startswith(rec.gpu + "-"):
+            return (f"about {rec.figures['sram_bandwidth_tb_per_s']:g} TB/s over all SMs (an estimate quoted "
+                    f"by {views.cite_label(rec.source)})")
+    return "not published"
+
+
 def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB")) -> list[dict[str, Any]]:
     """Capacity and bandwidth of each level a kernel sees, from :mod:`ampere.specs` (rows for
     ``ab.show_table``). Chapter: *Programming the A100's SM*, "The hierarchy from a kernel's view"."""
@@ -828,7 +839,7 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB")) -> l
             {"GPU": s.name, "level": "shared memory / L1",
              "capacity": f"{s.l1_shared_bytes_per_sm // 1024} KiB per SM, up to {s.max_shared_bytes_per_sm // 1024}"
                          f" KiB shared ({lim.max_shared_bytes_per_block // 1024} KiB per block)",
-             "bandwidth": "on chip, per SM"},
+             "bandwidth": _sram_estimate(s)},
             {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU",
              "bandwidth": (f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published by NVIDIA")
              + (f"; {l2_measured}" if l2_measured else "")},

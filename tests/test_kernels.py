@@ -192,6 +192,8 @@ def test_hierarchy_rows_read_specs():
     rows = kernels.hierarchy_rows((A100,))
     assert [r["level"] for r in rows] == ["registers", "shared memory / L1", "L2", "HBM"]
     assert "164 KiB shared" in rows[1]["capacity"] and "163 KiB per block" in rows[1]["capacity"]
+    assert "estimate quoted by Dao et al." in rows[1]["bandwidth"]  # published record, with its source
+    assert kernels.hierarchy_rows(("T4",))[1]["bandwidth"] == "not published"
 
 
 def test_views_show_the_model_without_a_gpu(monkeypatch):
