@@ -23,6 +23,7 @@ BENCHES: dict[str, str] = {
     "matmul": "ampere.architecture:bench_main",
     "tf32": "ampere.numerics:bench_main",
     "hbm": "ampere.hbm:bench_main",
+    "kernels": "ampere.kernels:bench_main",
     "sparsity": "ampere.sparsity:bench_main",
     "mig": "ampere.mig:bench_main",
     "collectives": "ampere.interconnect:bench_main",
