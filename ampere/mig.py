@@ -179,6 +179,7 @@ def plot_layout_census(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]
         ax.bar(xs, counts, bottom=bottom, color=shades[k % len(shades)], edgecolor="white",
                label=f"{sms} SMs in use")
         bottom = [b + c for b, c in zip(bottom, counts)]
+    ax.set_ylim(0, 1.1 * max(bottom))  # headroom: the tallest stack must not touch the frame
     ax.set_xlabel("instances in the layout")
     ax.set_ylabel("maximal layouts")
     ax.set_title(f"{spec.name}: {len(rows)} maximal layouts by size and SMs in use")
@@ -808,10 +809,9 @@ def profile_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
         f = float(p.memory_fraction)
         rows.append({"profile": f"`{p.name}`", "ID": p.profile_id, "g": p.compute_slices,
                      "memory slices": f"{p.memory_slices}/{MEMORY_SLICES}", "SMs": p.sm_count,
-                     "% of all SMs": None if p.sm_count is None else 100 * p.sm_count / spec.sm_count,
                      "GB": spec.memory_bytes * f / 1e9, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
                      "L2 MiB": spec.l2_bytes * f / 2**20, "max": p.max_count, "placements": f"`{_starts_text(p)}`",
-                     "NVDEC/JPEG/OFA": p.media})
+                     "NVDEC / JPEG / OFA": p.media})
     return rows
 
 
@@ -821,7 +821,7 @@ def show_profiles(gpu: str | specs.GPUSpec) -> None:
 
     spec = specs.get(gpu)
     t = table(spec)
-    text = markdown_table(profile_rows(spec), formats={"% of all SMs": ".1f", "GB": ".1f", "GB/s": ".0f",
+    text = markdown_table(profile_rows(spec), formats={"GB": ".1f", "GB/s": ".0f",
                                                       "L2 MiB": ".1f"})
     keys = [t.profiles[0].source] + [p.sm_count_source for p in t.profiles if p.sm_count_source]
     _show_md(f"**{spec.name}**\n\n{text}\n\n" + _source_line(keys, "Profiles, placements and SM counts"))
@@ -1021,9 +1021,11 @@ def show_serving(options: Sequence[ServingOption]) -> None:
     options = list(options)
     if not options or not all(isinstance(o, ServingOption) for o in options):
         raise ValueError("options must be a non-empty list of ServingOption (from serving_costs)")
-    rows = [{"option": o.label, "USD/h": _range(*o.usd_per_h), "USD/model-h": _range(*o.per_model_usd_per_h),
+    # headers that can wrap between words: the table must fit the page column (9 columns)
+    rows = [{"option": o.label, "USD/h": _range(*o.usd_per_h), "USD per model-hour": _range(*o.per_model_usd_per_h),
              "SMs per model": o.per_model_sms, "GB/s per model": o.per_model_hbm_bytes_per_s / 1e9,
-             "ms per request": o.service_ms, "capacity/s": o.capacity_per_s,
-             "USD per million requests": _range(*o.usd_per_million), "enough": o.feasible} for o in options]
+             "ms per request": o.service_ms, "requests/s per model": o.capacity_per_s,
+             "USD per million requests": _range(*o.usd_per_million), "meets demand": o.feasible}
+            for o in options]
     _show_md(markdown_table(rows, formats={"GB/s per model": ".0f", "ms per request": ".2f",
-                                           "capacity/s": ".0f"}))
+                                           "requests/s per model": ".0f"}))

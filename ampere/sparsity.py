@@ -591,19 +591,19 @@ def draw_block(axes: Sequence[Any], w: np.ndarray, values: np.ndarray, metadata:
 
     ax0.imshow(w != 0, cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for (r, c), x in np.ndenumerate(w):
-        ax0.text(c, r, f"{x:.2f}" if x != 0 else "0", ha="center", va="center", fontsize=8,
+        ax0.text(c, r, f"{x:.2f}" if x != 0 else "0", ha="center", va="center", fontsize=10,
                  color="black" if x != 0 else "#999999")
     frame(ax0, rows, cols, 4)
     ax0.set_title(f"pruned {rows} x {cols} block: groups of 4 columns")
     ax1.imshow(np.ones_like(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for (r, c), x in np.ndenumerate(values):
-        ax1.text(c, r, f"{x:.2f}", ha="center", va="center", fontsize=8)
+        ax1.text(c, r, f"{x:.2f}", ha="center", va="center", fontsize=10)
     frame(ax1, rows, values.shape[1], 2)
     ax1.set_title(f"values {values.shape[0]} x {values.shape[1]}")
     ax2.imshow(np.zeros(nib.shape), cmap="Greys", vmin=0, vmax=1, aspect="auto")
     for (r, c), x in np.ndenumerate(nib):
         lo, hi = int(x) & 3, int(x) >> 2
-        ax2.text(c, r, f"0b{hi:02b}{lo:02b}\n({lo}, {hi})", ha="center", va="center", fontsize=8,
+        ax2.text(c, r, f"0b{hi:02b}{lo:02b}\n({lo}, {hi})", ha="center", va="center", fontsize=9,
                  family="monospace")
     frame(ax2, rows, nib.shape[1], 1)
     for ax in (ax0, ax1, ax2):
