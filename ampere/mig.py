@@ -811,7 +811,7 @@ def profile_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
                      "memory slices": f"{p.memory_slices}/{MEMORY_SLICES}", "SMs": p.sm_count,
                      "GB": spec.memory_bytes * f / 1e9, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
                      "L2 MiB": spec.l2_bytes * f / 2**20, "max": p.max_count, "placements": f"`{_starts_text(p)}`",
-                     "NVDEC / JPEG / OFA": p.media})
+                     "media": p.media})  # NVDEC/JPEG/OFA
     return rows
 
 
