@@ -821,7 +821,7 @@ def show_profiles(gpu: str | specs.GPUSpec) -> None:
 
     spec = specs.get(gpu)
     t = table(spec)
-    text = markdown_table(profile_rows(spec), formats={"GB": ".1f", "GB/s": ".0f",
+    text = markdown_table(profile_rows(spec), formats={"GB": ".3g", "GB/s": ".0f",
                                                       "L2 MiB": ".1f"})
     keys = [t.profiles[0].source] + [p.sm_count_source for p in t.profiles if p.sm_count_source]
     _show_md(f"**{spec.name}**\n\n{text}\n\n" + _source_line(keys, "Profiles, placements and SM counts"))
