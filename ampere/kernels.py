@@ -18,6 +18,7 @@ and PyTorch's attention on a GPU, and runs the same code path in the interpreter
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -443,13 +444,13 @@ def _kernels() -> dict[str, Any]:
         rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         rk = tl.arange(0, BLOCK_K)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for k0 in range(0, K, BLOCK_K):          # num_stages pipelines these loads (cp.async on sm80+)
+        for k0 in range(0, K, BLOCK_K):  # pipelined: num_stages (cp.async, sm80+)
             kk = k0 + rk
             a = tl.load(a_ptr + rm[:, None] * s_am + kk[None, :] * s_ak,
                         mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
             b = tl.load(b_ptr + kk[:, None] * s_bk + rn[None, :] * s_bn,
                         mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
-            acc = tl.dot(a, b, acc)              # tensor cores on the GPU
+            acc = tl.dot(a, b, acc)  # tensor cores on the GPU
         c = acc.to(c_ptr.dtype.element_ty)
         tl.store(c_ptr + rm[:, None] * s_cm + rn[None, :] * s_cn, c, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -849,14 +850,14 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB")) -> l
     return rows
 
 
-def _tile_axes(ax: Any, sides: Sequence[int], xlabel: str, ylabel: str) -> None:
+def _tile_axes(ax: Any, sides: Sequence[int], xlabel: str, ylabel: str, legend_loc: str = "lower right") -> None:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xticks(list(sides))
     ax.set_xticklabels([str(b) for b in sides])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=8, loc=legend_loc)
 
 
 def plot_tile_intensity(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS, precision: str = "bf16") -> None:
@@ -893,6 +894,7 @@ def plot_tile_shared(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS) -> None:
         ax.axhline(sm_limits(g).max_shared_bytes_per_block / 1024, color=plots.gpu_color(g), lw=1.5,
                    label=f"{g}: max per block")
     _tile_axes(ax, sides, "tile side b (BM = BN = b, BK = 64)", "shared memory (KiB)")
+    ax.set_ylim(bottom=2.0)  # room under the 1-stage line for the legend
     plots.provenance_note(ax, "model: (BM + BN) BK x 2 bytes x stages; limits from the sm-limits table")
 
 
@@ -985,7 +987,7 @@ def plot_attention_traffic(ax: Any, head_dims: Sequence[int] = (64, 128),
     ax.set_yscale("log")
     ax.set_xlabel("sequence length N")
     ax.set_ylabel("HBM traffic per head (MiB, bf16)")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left")
     plots.provenance_note(ax, "model: the FlashAttention paper's counts of Algorithms 0 and 1")
 
 
@@ -1014,7 +1016,7 @@ def _recorded(kind: str) -> list[Any]:
 
 def show_matmul(info: Any) -> None:
     """The Triton matmul against cuBLAS: measured here on a GPU with Triton, else the results recorded on real
-    GPUs, else the model (dense peak) and one sentence. Chapter: *Programming the A100's SM*, "A Triton
+    GPUs, else the best published bf16 matmuls (cuBLAS through PyTorch), each beside the dense peak. Chapter: *Programming the A100's SM*, "A Triton
     tiled matmul"."""
     from . import results, tables, views
 
@@ -1051,10 +1053,7 @@ def show_matmul(info: Any) -> None:
                     f"Triton {p.get('block_m')}x{p.get('block_n')}x{p.get('block_k')}, {p.get('num_stages')} st.")
             peak = specs.get(rec.gpu).peak_flops("bf16") / 1e12 if rec.gpu in specs.names() else None
             points.append(views.point(rec, "tflop_per_s", f"{what}, {p.get('m')}^3", peak, "TFLOP/s"))
-    if not points:
-        tables.show_md("No Triton matmul is recorded yet: the figure shows the best published bf16 matmuls "
-                       "(cuBLAS through PyTorch, the bar a Triton kernel is measured against) beside the dense "
-                       "peak. Run `python -m ampere bench kernels` on a GPU to add a measurement.")
+    if not points:  # the bar a Triton kernel is held to: the best published cuBLAS matmuls
         for g in CHAPTER_GPUS:
             peak = specs.get(g).peak_flops("bf16") / 1e12
             recs = [r for r in results.records(benchmark="matmul", gpu=g, kind="published")
@@ -1079,9 +1078,10 @@ def attention_model_ms(gpu: str | specs.GPUSpec, batch: int, heads: int, seq: in
 
 def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, head_dim: int = 64) -> None:
     """Triton FlashAttention against naive attention and PyTorch's SDPA: measured here on a GPU, else the
-    recorded results, else the roofline model of both algorithms. Chapter: *Programming the A100's SM*,
+    recorded results, else the roofline model of both algorithms beside the published times of the
+    FlashAttention paper. Chapter: *Programming the A100's SM*,
     "FlashAttention in Triton"."""
-    from . import tables, views
+    from . import views
 
     points: list[Any] = []
     if getattr(info, "backend", "cpu") == "cuda" and triton_available() and info.spec is not None:
@@ -1110,11 +1110,7 @@ def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, 
                 model = (attention_model_ms(rec.gpu, p["batch"], p["heads"], p["seq"], p["head_dim"], algo)
                          if rec.gpu in specs.names() else None)
                 points.append(views.point(rec, "time_ms", f"{what}, N={p.get('seq')}", model, "ms"))
-    if not points:
-        tables.show_md("Nothing is recorded yet for this benchmark: the figure shows the roofline model of both "
-                       f"algorithms (forward, batch {batch}, {heads} heads, d = {head_dim}, bf16) and the published "
-                       "forward + backward times of the FlashAttention paper. Run `python -m ampere bench kernels` "
-                       "on a GPU to add measurements.")
+    if not points:  # the roofline model of both algorithms beside the FlashAttention paper's own times
         points = [views.Point(f"{label} fwd, N={seq}", g, model=attention_model_ms(g, batch, heads, seq, head_dim, algo),
                               real=None, unit="ms")
                   for g in CHAPTER_GPUS for label, algo in (("standard", "standard"), ("flash", "flash"))]
@@ -1145,32 +1141,61 @@ def published_flash_ratios() -> tuple[float, float] | None:
     return std["fwd_bwd_time_ms"] / fl["fwd_bwd_time_ms"], std["hbm_traffic_gb"] / fl["hbm_traffic_gb"]
 
 
+@contextlib.contextmanager
+def _native_stderr_quiet() -> Any:
+    """Silence file descriptor 2 while the profiler starts and stops: its native library prints its
+    start/stop lines there (not warnings), and a notebook would show them under the table."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
 def show_profile(info: Any) -> None:
-    """The top CUDA kernels of one FlashAttention forward under ``torch.profiler`` (on a GPU), else one
-    sentence. Chapter: *Programming the A100's SM*, "Profiling"."""
+    """The top kernels of one FlashAttention forward and one naive attention under ``torch.profiler``: the
+    CUDA kernels on a GPU; without one, the CPU operators of the naive attention on the machine running the
+    page (labelled so). Chapter: *Programming the A100's SM*, "Profiling"."""
     from . import tables
 
-    if getattr(info, "backend", "cpu") != "cuda" or not triton_available():
-        tables.show_md("No GPU here: the profiler's table of CUDA kernels appears when this page runs on one.")
-        return
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     g = torch.Generator().manual_seed(0)
-    dt = torch.bfloat16 if info.bf16_tensor else torch.float16
-    q, k, v = (torch.randn(4, 16, 4096, 64, generator=g).to("cuda", dt) for _ in range(3))
-    flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)
-    naive_attention(q, k, v)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    if getattr(info, "backend", "cpu") == "cuda" and triton_available():
+        dt = torch.bfloat16 if info.bf16_tensor else torch.float16
+        q, k, v = (torch.randn(4, 16, 4096, 64, generator=g).to("cuda", dt) for _ in range(3))
         flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)
         naive_attention(q, k, v)
         torch.cuda.synchronize()
+        with _native_stderr_quiet(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+            flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)
+            naive_attention(q, k, v)
+            torch.cuda.synchronize()
+        what, unit, attr = ("CUDA kernels of one Triton FlashAttention forward and one naive attention "
+                            "(batch 4, 16 heads, N = 4096, d = 64), measured here"), "GPU", "device_time_total"
+    else:  # the same tool on the CPU: the operators of the naive attention, where S and P are materialised
+        q, k, v = (torch.randn(1, 4, 512, 64, generator=g) for _ in range(3))
+        naive_attention(q, k, v)
+        with _native_stderr_quiet(), profile(activities=[ProfilerActivity.CPU]) as prof:
+            naive_attention(q, k, v)
+        what, unit, attr = ("operators of one naive attention (batch 1, 4 heads, N = 512, d = 64, float32), "
+                            "profiled on the CPU that ran this page"), "CPU", "self_cpu_time_total"
     rows = []
-    for ev in sorted(prof.key_averages(), key=lambda e: -getattr(e, "device_time_total", 0.0))[:6]:
-        rows.append({"kernel": ev.key[:60], "calls": ev.count,
-                     "GPU time (ms)": getattr(ev, "device_time_total", 0.0) / 1e3})
-    tables.show_md(tables.markdown_table(rows, formats={"GPU time (ms)": ".3f"}))
+    for ev in sorted(prof.key_averages(), key=lambda e: -getattr(e, attr, 0.0))[:6]:
+        rows.append({"kernel or operator": ev.key[:60], "calls": ev.count,
+                     f"{unit} time (ms)": getattr(ev, attr, 0.0) / 1e3})
+    tables.show_md(f"Top {len(rows)} {what}:\n\n"
+                   + tables.markdown_table(rows, formats={f"{unit} time (ms)": ".3f"}))
 
 
 def prepare() -> bool:

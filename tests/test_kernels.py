@@ -3,6 +3,7 @@ attention-traffic models, and the Triton kernels against torch in the interprete
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 
@@ -207,12 +208,17 @@ def test_views_show_the_model_without_a_gpu(monkeypatch):
     info = device.probe(force="cpu")
     kernels.show_matmul(info)
     kernels.show_attention(info)
-    kernels.show_profile(info)
+    if importlib.util.find_spec("torch") is not None:
+        kernels.show_profile(info)
     text = "\n".join(shown)
-    assert "No Triton matmul is recorded yet" in text and "Nothing is recorded yet" in text
+    for hollow in ("recorded yet", "Nothing is", "No GPU", "appears when"):  # the page never says what is missing
+        assert hollow not in text
     assert "best bf16 matmul (cuBLAS)" in text and "MAMF" in text  # published, with where it comes from
     assert "roofline model" in text and "GPT-2 medium" in text  # the published paper's measurement
-    assert "No GPU here" in text
+    # without a GPU the profiler still runs: the naive attention's CPU operators, labelled as the CPU's
+    if importlib.util.find_spec("torch") is not None:
+        assert "profiled on the CPU that ran this page" in text and "aten::bmm" in text
+        assert "aten::_softmax" in text
 
 
 # --- Triton kernels in the interpreter ------------------------------------------------------------
