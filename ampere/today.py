@@ -1153,6 +1153,10 @@ FIXED_MFU_BASELINE = 0.40
 #: LLaMA 1 runs on the same cluster (touvron2023llama). Per-GPU throughput barely depends on it at a fixed
 #: global batch; it sets the data-parallel width of the layout.
 ASSUMED_GPUS = 2048
+#: Activation recomputation of the Llama runs: LLaMA saves the costly activations and recomputes the rest
+#: (touvron2023llama, section 2.4), which is selective recomputation; Llama 2 adopts LLaMA's pretraining
+#: setting (touvron2023llama2), so the same is assumed.
+RUN_RECOMPUTE = "selective"
 
 
 @dataclass(frozen=True)
@@ -1206,8 +1210,14 @@ def _run_workload(rec: results.Record, gpus: int, mfu: float | None) -> Workload
     p = rec.params
     seq = int(p["seq"])
     return Workload(p["model"], "pretrain", tokens=float(p["tokens"]), seq_len=seq, micro_batch=1,
-                    global_batch=max(1, round(float(p["global_batch_tokens"]) / seq)), min_cards=gpus,
-                    max_cards=gpus, mfu=mfu)
+                    global_batch=_batch_sequences(float(p["global_batch_tokens"]), seq), min_cards=gpus,
+                    max_cards=gpus, mfu=mfu, recompute=RUN_RECOMPUTE)
+
+
+def _batch_sequences(batch_tokens: float, seq: int) -> int:
+    """Sequences per step of a batch published as "4M tokens": the power of two nearest to tokens / seq
+    (4M tokens of 4096-token sequences: 1024, i.e. 2**22 tokens)."""
+    return 2 ** max(0, round(math.log2(batch_tokens / seq)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -1226,13 +1236,16 @@ def _training_run_checks() -> tuple[TrainingRunCheck, ...]:
         else:
             published = float(p["tokens"]) / (float(f["gpu_hours"]) * 3600)
             assumptions.append("tokens/s per GPU = tokens / published GPU-hours")
-        model = plan(_run_workload(rec, gpus, None), rec.gpu)
-        if not model.feasible:
-            raise ValueError(f"{rec.id}: the calculator cannot place the run ({model.reason})")
+        assumptions.append(f"{RUN_RECOMPUTE} recomputation")
+        assumptions.append(f"a batch of {p['global_batch_tokens'] / 1e6:.0f}M tokens read as "
+                           f"{_batch_sequences(float(p['global_batch_tokens']), int(p['seq']))} sequences of {p['seq']}")
+        spec = specs.get(rec.gpu)
+        speed = _training_speed(_run_workload(rec, gpus, None), spec, gpus, _network(spec, gpus))
         base = _fixed_mfu_tokens_per_s(rec.params["model"], "pretrain", FIXED_MFU_BASELINE, specs.get(rec.gpu))
-        layout = next((n for n in model.notes if n.startswith("layout")), f"{gpus} GPUs, ZeRO-3 data parallel")
+        layout = next((n for n in speed.notes if n.startswith("layout")), "")
+        layout = layout.replace("layout: ", "").replace(" (Megatron model)", "")
         out.append(TrainingRunCheck(rec, p["model"], gpus, float(p["tokens"]), published,
-                                    model.tokens_per_s / gpus, base, layout, tuple(assumptions)))
+                                    speed.tokens_per_s / gpus, base, layout, tuple(assumptions)))
     return tuple(out)
 
 
@@ -1274,25 +1287,72 @@ def show_training_runs(info: Any = None) -> None:
                model_label="model", real_label="published", digits=0)
 
 
-# ---- PROVISIONAL adapters (replaced by pricing / fabrics / collectives / megatron) ----
+# =========================================================================================================
+# Training speed: the Megatron chapter's throughput model, or a stated fixed utilisation
+# =========================================================================================================
+
+
 @dataclass(frozen=True)
 class _Speed:
-    tokens_per_s: float
-    step_time_s: float
+    tokens_per_s: float  # trained tokens per second, all cards together
+    step_time_s: float  # one optimizer step of the global batch
     bound: str
-    mfu: float
+    mfu: float  # model FLOPs (6N or 4N per token) over the dense peak of the precision
     notes: tuple[str, ...] = ()
 
 
-def _training_speed(w, spec, cards, net):
-    mfu = w.mfu if w.mfu is not None else 0.4
+def _layout_estimate(shape: TransformerShape, seq: int, cards: int, batch: int, spec: specs.GPUSpec,
+                     micro_batch: int, recompute: str) -> tuple[Any, bool]:
+    """The Megatron model's fastest layout (tensor x pipeline x data) of ``shape`` on ``cards`` GPUs that fits
+    in memory, and whether one fits; when none fits (LoRA plans, whose memory ampere.memory sizes), the plain
+    data-parallel layout, timed all the same."""
+    from . import megatron
+
+    cfg = megatron.GPTConfig(shape.layers, shape.hidden, shape.heads, shape.vocab, seq)
+    full = recompute == "full"  # the 2021 model knows full recomputation or none (selective: timed as none)
+    fitting, others = [], []
+    for t in (1, 2, 4, 8):
+        if t > cards or cards % t or shape.heads % t or cfg.vocab % t:
+            continue
+        for p in range(1, min(shape.layers, 16) + 1):
+            if shape.layers % p or cards % (t * p) or batch % (cards // (t * p) * micro_batch):
+                continue
+            est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, full, spec, calibrated=False)
+            (fitting if est.fits_in_memory else others).append(est)
+    pool = fitting or others
+    if not pool:
+        raise ValueError(f"no tensor x pipeline x data layout of {shape.label} divides {cards} GPUs and a batch of "
+                         f"{batch} sequences of micro-batch {micro_batch}")
+    return min(pool, key=lambda e: e.time_per_iteration_s), bool(fitting)
+
+
+def _training_speed(w: Workload, spec: specs.GPUSpec, cards: int, net: Network) -> _Speed:
+    """Trained tokens/s of ``w`` on ``cards`` GPUs: the Megatron model, or ``w.mfu`` of the dense peak."""
     n = w.params
-    tokens = w.micro_batch * w.seq_len
-    compute = _FLOPS_PER_PARAM_TOKEN[w.task] * n * tokens / (mfu * spec.peak_flops(w.precision))
-    comm = 0.0
-    if cards > 1 and w.task in ("full-finetune", "pretrain"):
-        comm = 3 * net.collective_time("all_gather", 2 * n)
-    step = max(compute, comm)
-    return _Speed(cards * tokens / step, step, "communication" if comm > compute else "compute", mfu)
-
-
+    batch = w.global_batch or cards * w.micro_batch
+    if w.mfu is not None:
+        tps = cards * _fixed_mfu_tokens_per_s(w.model, w.task, w.mfu, spec, w.precision)
+        return _Speed(tps, batch * w.seq_len / tps, "compute", w.mfu,
+                      (f"fixed utilisation: {w.mfu:.0%} of the dense {w.precision} peak",))
+    shape = w.shape()
+    if shape is None:
+        raise ValueError(f"model={w.model!r} is a parameter count: the training-time model needs a shape (a size "
+                         "class or a model name), or give mfu= for a fixed utilisation")
+    est, fits = _layout_estimate(shape, w.seq_len, cards, batch, spec, w.micro_batch, w.recompute)
+    lay = est.layout
+    tps = batch * w.seq_len / est.time_per_iteration_s
+    notes = [f"layout: tensor {lay.tensor}, pipeline {lay.pipeline}, data {lay.data} (Megatron model)"]
+    if w.recompute == "selective":
+        notes.append("selective recomputation timed as none (the attention core's recomputation is not modelled)")
+    if not fits:
+        notes.append("speed of the data-parallel layout; memory from ampere.memory")
+    if w.task in ("lora", "qlora"):
+        tps *= _FLOPS_PER_PARAM_TOKEN["pretrain"] / _FLOPS_PER_PARAM_TOKEN[w.task]
+        notes.append("LoRA: the full step's achieved FLOP rate over 4N FLOPs per token")
+    if w.precision == "fp8":
+        tps *= spec.peak_flops("fp8") / spec.peak_flops("bf16")
+        notes.append("FP8: the BF16 run's utilisation of the FP8 peak (an upper bound)")
+    mfu = _FLOPS_PER_PARAM_TOKEN[w.task] * n * tps / (cards * spec.peak_flops(w.precision))
+    shares = est.shares()
+    comm = sum(v for k, v in shares.items() if "all-reduce" in k or "sends" in k or "bubble" in k)
+    return _Speed(tps, batch * w.seq_len / tps, "communication" if comm > 0.5 else "compute", mfu, tuple(notes))
