@@ -339,7 +339,7 @@ def capability_rows() -> list[dict[str, str]]:
     rows = []
     for label, name in _ENVIRONMENTS:
         if name is None:
-            rows.append({"environment": label, "compute capability": "-", "TF32": "model", "BF16 tensor": "model",
+            rows.append({"machine": label, "compute capability": "-", "TF32": "model", "BF16 tensor": "model",
                          "FP8": "model", "2:4 sparse": "model", "MIG": "model", "NVLink": "gloo lab + model",
                          "HBM": "model"})
             continue
@@ -350,7 +350,7 @@ def capability_rows() -> list[dict[str, str]]:
             return "measure" if flag else "model"
 
         rows.append({
-            "environment": label, "compute capability": f"{cc[0]}.{cc[1]}",
+            "machine": label, "compute capability": f"{cc[0]}.{cc[1]}",
             "TF32": yes(spec.supports("tf32")), "BF16 tensor": yes(spec.supports("bf16")),
             # no chapter measures FP8 (yet): it is the model everywhere, and the row says where FP8 tensor
             # cores exist
