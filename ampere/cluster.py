@@ -1032,7 +1032,7 @@ def plot_topology(ax: Any, fabric: Fabric) -> None:
                    zorder=3)
         label = {"node": "nodes", "leaf": "leaves", "spine": "spines", "core": "cores"}[tier] if n > 1 else tier
         ax.annotate(f"{n} {label}", xy=(1.01, y[tier]), xycoords=("axes fraction", "data"),
-                    va="center", fontsize=8)
+                    va="center", fontsize=9)
     ax.set_ylim(-0.3, 3.3 if fabric.core_switches else 2.3)
     ax.set_xlim(0, 1)
     ax.set_xticks([])
@@ -1105,9 +1105,9 @@ def show_topology() -> None:
 
     fig, axes = plots.figure("wide", 1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
     plot_topology(axes[0], fat_tree(20))
-    axes[0].set_title("one SU: 20 DGX A100, 8 rails (colours)", fontsize=9)
+    axes[0].set_title("one SU: 20 DGX A100, 8 rails (colours)", fontsize=10)
     plot_topology(axes[1], fat_tree(8, rails=2, su_nodes=2, switch_ports=4))
-    axes[1].set_title("three levels, scaled down: 4-port switches", fontsize=9)
+    axes[1].set_title("three levels, scaled down: 4-port switches", fontsize=10)
     fig.tight_layout()
     plt.show()
 
@@ -1138,7 +1138,7 @@ def show_switch_counts(node_counts: Iterable[int] = range(20, 561, 20)) -> None:
 
 def scaling_rows(node_counts: Iterable[int] = (20, 40, 100, 120, 140, 280, 560)) -> list[dict[str, Any]]:
     """:func:`scaling_table` formatted for the page."""
-    return [{"nodes": r["nodes"], "GPUs": r["gpus"], "levels": r["levels"], "leaf": r["leaf"], "spine": r["spine"],
+    return [{"nodes": r["nodes"], "levels": r["levels"], "leaf": r["leaf"], "spine": r["spine"],
              "core": r["core"], "switches": r["switches"], "bound": r["lower_bound"], "cables": r["cables"],
              "bisection (TB/s)": f"{r['bisection_bytes_per_s'] / 1e12:.1f}", "power (kW)": f"{r['power_w'] / 1e3:.0f}"}
             for r in scaling_table(node_counts)]
@@ -1166,15 +1166,15 @@ def pod_peak_rows(pod: SuperPOD) -> list[dict[str, str]]:
 
 
 def selene_rows() -> list[dict[str, Any]]:
-    """Selene's TOP500 listings against the GPUs' FP64 peak (section "Selene on the TOP500")."""
+    """Selene's TOP500 listings as the lists print them (section "Selene on the TOP500"); Rmax against the
+    GPUs' FP64 peak is the figure and table of :func:`show_hpl`. A figure the list entry does not give is
+    a dash."""
     rows = []
     for e in selene():
         rows.append({"list": e.list_name, "nodes": e.nodes, "GPUs": e.gpus, "cores": f"{e.reported_cores:,}",
                      "Rmax (PFLOP/s)": f"{e.rmax_flops / 1e15:.2f}",
-                     "Rpeak (PFLOP/s)": "" if e.rpeak_flops is None else f"{e.rpeak_flops / 1e15:.2f}",
-                     "GPUs x 19.5 TFLOP/s": f"{e.gpu_fp64_peak_flops() / 1e15:.1f}",
-                     "Rmax / GPU peak": f"{100 * e.fraction_of_gpu_peak():.1f} %",
-                     "Rmax / Rpeak": "" if e.hpl_efficiency is None else f"{100 * e.hpl_efficiency:.1f} %",
+                     "Rpeak (PFLOP/s)": "–" if e.rpeak_flops is None else f"{e.rpeak_flops / 1e15:.2f}",
+                     "Rmax / Rpeak": "–" if e.hpl_efficiency is None else f"{100 * e.hpl_efficiency:.1f} %",
                      "GFLOPS/W": f"{e.flops_per_w / 1e9:.2f}", "source": _label(e.source)})
     return rows
 
@@ -1215,8 +1215,13 @@ def show_pod_all_reduce(node_counts: Sequence[int] = (1, 2, 4, 8, 20, 40, 80, 14
             rows = all_reduce_scaling(node_counts, models=[(name, params, key)], inter_algorithm=algo)
             ax.plot(node_counts, [1e3 * r["total_s"] for r in rows], color=color, ls=ls,
                     label=f"{name} ({2 * params / 1e9:.2f} GB), {algo}")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # 0.5, 1, 2, 5, 10 ... ms
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("DGX A100 nodes (8 GPUs each)")
     ax.set_ylabel("all-reduce time (ms)")
     plots.legend_outside(ax, fontsize=8)
@@ -1240,15 +1245,21 @@ def show_ownership(own: Ownership = Ownership()) -> list[dict[str, str]]:
 
     us = [u / 100 for u in range(5, 101)]
     fig, ax = plots.figure("full")
-    ax.plot([100 * u for u in us], [ownership_usd_per_gpu_hour(own, u) for u in us], color="#76b900",
+    ax.plot([100 * u for u in us], [ownership_usd_per_gpu_hour(own, u) for u in us], color="#76b900", lw=2,
             label="own a DGX A100 (assumptions in the text)")
     rows = []
-    for offer, color in zip(cloud_offers(), ["#ff9900", "#e47911", "#4285f4", "#0078d4"]):
-        ax.axhline(offer.usd_per_gpu_hour, color=color, lw=1, ls="--", label=f"{offer.provider} {offer.instance} ({offer.date})")
+    by_price: dict[float, list[pricing.PriceQuote]] = {}  # offers at the same price share one line
+    for offer in cloud_offers():
+        by_price.setdefault(round(offer.usd_per_gpu_hour, 2), []).append(offer)
         rows.append({"offer": f"{offer.provider} {offer.instance}", "USD per GPU-hour": f"{offer.usd_per_gpu_hour:.2f}",
                      "owning is cheaper above": f"{100 * break_even_utilization(offer.usd_per_gpu_hour, own):.0f} % utilisation",
-                     "source": f"{_label(offer.source)}, {offer.date}"})
-    ax.set_yscale("log")
+                     "source": f"{_label(offer.source)}, price table"})
+    styles = [("#e47911", "--"), ("#4285f4", ":"), ("#0078d4", "-."), ("#ff9900", (0, (5, 2, 1, 2)))]
+    for (price, offers), (color, ls) in zip(sorted(by_price.items(), reverse=True), styles):
+        names = " and ".join(f"{o.provider} {o.instance}" for o in offers)
+        ax.axhline(price, color=color, lw=1.2, ls=ls, label=f"{names} ({offers[0].date}): {price:.2f}")
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 12)  # a linear price axis; at low utilisation the ownership curve leaves the top
     ax.set_xlabel("utilisation of the owned DGX (%)")
     ax.set_ylabel("USD per busy GPU-hour")
     ax.legend(loc="upper right", fontsize=8)
@@ -1269,7 +1280,7 @@ def gap_rows(gaps: Sequence[float] = (0.08, 0.10, 0.12), gpus: int = 1000) -> li
     for gap in gaps:
         for label, price in prices:
             g = throughput_gap_cost(gap, gpus=gpus, usd_per_gpu_hour=price)
-            rows.append({"gap": f"{100 * gap:.0f} %", "USD per GPU-hour": label,
+            rows.append({"gap": f"{100 * gap:.0f}\u00a0%", "USD per GPU-hour": label,
                          "lost GPU-hours / week": f"{g.lost_gpu_hours_per_week:,.0f}",
                          "cluster-hours / week": f"{g.lost_cluster_hours_per_week:.1f}",
                          "USD / week": f"{g.usd_per_week:,.0f}", "USD / year": f"{g.usd_per_year:,.0f}",

@@ -53,8 +53,9 @@ from .fabrics import A100_INTRA_BYTES_PER_S, A100_INTRA_LATENCY_S, DGX_A100_INTE
 
 __all__ = [
     "OPS", "ALGORITHMS", "TREE_OPS", "check_op", "busbw_factor", "bus_bandwidth", "algorithm_bandwidth",
-    "alpha_beta_terms", "collective_time", "AllReducePhases", "hierarchical_all_reduce_breakdown",
-    "hierarchical_all_reduce_time", "all_reduce_time", "network_collective_time",
+    "alpha_beta_terms", "collective_time", "size_for_busbw_fraction", "ring_tree_crossover_bytes",
+    "AllReducePhases", "hierarchical_all_reduce_breakdown", "hierarchical_all_reduce_time", "all_reduce_time",
+    "network_collective_time",
 ]
 
 #: Collectives the model knows, in the order tables print them.
@@ -153,6 +154,48 @@ def collective_time(op: str, size_bytes: float, n: int, link_bytes_per_s: float,
     bw = check.positive("link_bytes_per_s", link_bytes_per_s, allow_inf=True)
     alpha = check.nonneg("latency_s", latency_s)
     return a * alpha + b * size / bw
+
+
+def size_for_busbw_fraction(op: str, fraction: float, n: int, link_bytes_per_s: float, latency_s: float,
+                            algorithm: str = "ring") -> float:
+    """Message size (bytes per rank) at which the model's busbw reaches ``fraction`` of the link rate B.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "Why 230 GB/s, not 600". With
+    ``t = a alpha + b S / B`` and ``busbw = f S / t`` (f the busbw factor), ``busbw = x B`` gives
+    ``S = x a alpha B / (f - x b)``; for the ring f = b, so ``S = x a alpha B / (b (1 - x))``: 90 % of B
+    needs nine times as much time in the bandwidth term as in the latency term. A ``ValueError`` when the
+    algorithm never gets there (a tree all-reduce tops out at f / b = (n-1)/n of B).
+    """
+    x = check.fraction("fraction", fraction)
+    a, b = alpha_beta_terms(op, n, algorithm)
+    bw = check.positive("link_bytes_per_s", link_bytes_per_s)
+    alpha = check.nonneg("latency_s", latency_s)
+    f = busbw_factor(op, n)
+    if x == 0 or a == 0:
+        return 0.0
+    if f - x * b <= 0:
+        raise ValueError(f"fraction={x:g}: a {algorithm} {op} on n={n} ranks never reaches it; its busbw tends to "
+                         f"{f / b:.3f} of the link rate")
+    return x * a * alpha * bw / (f - x * b)
+
+
+def ring_tree_crossover_bytes(op: str, n: int, link_bytes_per_s: float, latency_s: float) -> float:
+    """Message size (bytes per rank) at which the ring and the tree take the same time in the model.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "Why 230 GB/s, not 600" and the exercise "Ring or
+    tree?". Equating ``a_r alpha + b_r S / B`` and ``a_t alpha + b_t S / B`` gives
+    ``S = (a_r - a_t) alpha B / (b_t - b_r)``: below it the tree (fewer steps) wins, above it the ring
+    (fewer bytes). For an all-reduce on 8 ranks, ``S = 32 alpha B``. A ``ValueError`` for a collective the
+    tree is not defined for, or where the two never cross.
+    """
+    a_r, b_r = alpha_beta_terms(op, n, "ring")
+    a_t, b_t = alpha_beta_terms(op, n, "tree")
+    bw = check.positive("link_bytes_per_s", link_bytes_per_s)
+    alpha = check.nonneg("latency_s", latency_s)
+    if b_t <= b_r or a_r <= a_t:
+        raise ValueError(f"op={op!r} on n={n} ranks: ring and tree never cross (ring {a_r:g} steps, {b_r:g} S; "
+                         f"tree {a_t:g} steps, {b_t:g} S)")
+    return (a_r - a_t) * alpha * bw / (b_t - b_r)
 
 
 # --- hierarchical all-reduce -------------------------------------------------------------------------------

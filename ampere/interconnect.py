@@ -39,7 +39,7 @@ __all__ = [
     "IB_HDR_BYTES_PER_S", "DGX_A100_INTER_BYTES_PER_S", "A100_INTRA_BYTES_PER_S", "A100_INTRA_LATENCY_S",
     "INTER_LATENCY_S", "System", "systems", "DataParallelStep", "data_parallel_step", "crossover_gpus",
     "CollectiveRun", "run_collective", "AlphaBetaFit", "fit_alpha_beta", "holdout_check", "p2p_copy_bandwidth",
-    "bench_main", "published", "link_table", "nvlink_cascade", "claims",
+    "bench_main", "published", "link_table", "alpha_beta_rows", "nvlink_cascade", "claims",
 ]
 
 # =========================================================================================================
@@ -838,9 +838,24 @@ def link_table() -> list[dict[str, Any]]:
                      "source": views.cite_label(s.source("nvlink_bytes_per_s"))})
     for gen in (3, 4, 5):
         per_dir = specs.pcie_bytes_per_s(gen, 16)
+        gt_per_s = specs.pcie_bytes_per_s(gen, 1) * 8 * 130 / 128  # the lane's signalling rate
         rows.append({"link": f"PCIe Gen{gen} x16", "lanes or links": "16 lanes", "GB/s per link, per direction":
                      per_dir / 16 / 1e9, "GB/s per direction": per_dir / 1e9, "GB/s both directions":
-                     2 * per_dir / 1e9, "source": "128b/130b encoding"})
+                     2 * per_dir / 1e9, "source": f"{gt_per_s / 1e9:.0f} GT/s per lane, 128b/130b"})
+    return rows
+
+
+def alpha_beta_rows(n: int = 8) -> list[dict[str, str]]:
+    """The coefficients ``(a, b)`` of ``t = a alpha + b S / B`` for every collective on ``n`` ranks, ring and
+    tree, with the busbw factor (chapter section "Collectives and their cost")."""
+    rows = []
+    for op in OPS:
+        ring = alpha_beta_terms(op, n, "ring")
+        tree = alpha_beta_terms(op, n, "tree") if op in collectives.TREE_OPS else None
+        rows.append({"collective": op, "ring: steps a": f"{ring[0]:.0f}", "ring: bytes b (x S)": f"{ring[1]:.3f}",
+                     "tree: steps a": f"{tree[0]:.0f}" if tree else "ring only",
+                     "tree: bytes b (x S)": f"{tree[1]:.3f}" if tree else "",
+                     "busbw factor": f"{busbw_factor(op, n):.3f}"})
     return rows
 
 
@@ -1004,7 +1019,8 @@ def allreduce_points(run: "CollectiveRun | None" = None, gpu: str | None = None)
         gpu = rec.gpu if rec.gpu in specs.names() else "A100-SXM4-80GB"
         if nodes == 1:
             model = allreduce_model_busbw(gpu, p["gpus"], size_bytes=size)
-            what = f"{p['gpus']} GPUs, one node" + (" (NVLink SHARP)" if "SHARP" in p.get("fabric", "") else "")
+            what = (f"{p['gpus']} GPUs, one node" + (", NVLink SHARP" if "SHARP" in p.get("fabric", "") else "")
+                    + (f", {size / 2**30:.0f} GiB" if p.get("max_size_bytes") else ", stated peak"))
         else:
             hcas = 4 if "4 x 200" in p.get("fabric", "") else 8
             model = allreduce_model_busbw(gpu, 8 * nodes, nodes, hcas, size)
@@ -1080,7 +1096,7 @@ def show_busbw_vs_size(gpu: str = "A100-SXM4-80GB", n: int = 8) -> None:
     ax.set_xlabel("all-reduce size per GPU (bytes)")
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title(f"All-reduce on {n} {gpu.split('-')[0]}s over NVSwitch: bus bandwidth vs size")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)  # below the curves' plateau, clear of the two horizontal lines
     fig.tight_layout()
     plt.show()
 
@@ -1098,7 +1114,7 @@ def show_lab_fit(run: CollectiveRun, hold: Mapping[str, Any]) -> None:
     """The lab's measurements with the alpha-beta fit and the held-out sizes (section "Fitting the model")."""
     import matplotlib.pyplot as plt
     import numpy as np
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
     from . import plots
 
@@ -1117,6 +1133,7 @@ def show_lab_fit(run: CollectiveRun, hold: Mapping[str, Any]) -> None:
     ax.loglog(grid, [t * 1e6 for t in fit.predict(grid)], color="#555555", label="alpha-beta fit")
     ax.set_xlabel("all-reduce size per rank (bytes)")
     ax.set_ylabel("time per all-reduce (µs)")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # 100, 200, 500, 1000 ... µs
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title(f"gloo all-reduce on {run.world_size} CPU processes: measurement and fit")
@@ -1130,7 +1147,7 @@ def show_hierarchical(size_bytes: float = 2 * BERT_LARGE_PARAMS,
     """Hierarchical all-reduce time vs DGX A100 nodes, ring or tree across nodes, for a gradient of
     ``size_bytes`` and for 1 MiB (section "Across nodes")."""
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import ScalarFormatter
+    from matplotlib.ticker import FuncFormatter
 
     from . import plots
 
@@ -1145,8 +1162,8 @@ def show_hierarchical(size_bytes: float = 2 * BERT_LARGE_PARAMS,
     axes[0].set_ylabel("all-reduce time (ms)")
     axes[0].set_ylim(bottom=0)
     axes[1].set_yscale("log")
-    axes[1].yaxis.set_major_formatter(ScalarFormatter())
-    axes[1].legend(fontsize=8)
+    axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 0.1, 1, 10 ms
+    axes[1].legend(fontsize=9)  # a wide figure is shown narrower than it is drawn: 9 pt reads as about 8
     fig.tight_layout()
     plt.show()
 
@@ -1175,7 +1192,7 @@ def show_scaling(gpu_counts: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256))
     for ax in axes:
         ax.set_xlabel("GPUs")
         ax.axhline(0.5, color="#999999", lw=0.8)
-    axes[0].legend(loc="lower left", fontsize=8)
+    axes[0].legend(loc="lower left", fontsize=9)  # a wide figure is shown narrower than it is drawn
     fig.tight_layout()
     plt.show()
 

@@ -512,3 +512,42 @@ def test_dgx_node_network_is_fabrics_data():
     assert node.network.inter_bytes_per_s == fabrics.DGX_A100.inter_bytes_per_s
     assert node.network.intra_bytes_per_s == fabrics.DGX_A100.intra_bytes_per_s
     assert node.inter_node_bytes_per_s_per_gpu == pytest.approx(25e9)
+
+
+def test_selene_rows_print_the_lists_and_a_dash_for_what_a_list_does_not_give():
+    rows = cl.selene_rows()
+    june, nov = cl.selene()
+    assert [r["nodes"] for r in rows] == [june.nodes, nov.nodes]
+    for row, entry in zip(rows, (june, nov)):
+        assert row["Rpeak (PFLOP/s)"] == ("–" if entry.rpeak_flops is None else f"{entry.rpeak_flops / 1e15:.2f}")
+        assert row["Rmax / Rpeak"] != ""  # never an empty cell
+    # the GPU-peak comparison is the figure's table (hpl_points), not repeated here
+    assert not any("GPU peak" in k for k in rows[0])
+
+
+def test_ownership_figure_draws_one_line_per_price_and_rows_per_offer(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figs = []
+    monkeypatch.setattr(plt, "show", lambda: figs.append(plt.gcf()))
+    rows = cl.show_ownership()
+    offers = cl.cloud_offers()
+    assert len(rows) == len(offers)  # the table keeps every offer
+    assert all(r["source"].endswith(", price table") and not r["source"].count("2023, 2023") for r in rows)
+    ax = figs[0].axes[0]
+    prices = {round(o.usd_per_gpu_hour, 2) for o in offers}
+    assert len(ax.get_lines()) == 1 + len(prices)  # the ownership curve and one line per distinct price
+    labels = ax.get_legend_handles_labels()[1]
+    assert any(" and " in lab for lab in labels) == (len(prices) < len(offers))  # shared prices share a line
+    assert ax.get_yscale() == "linear"
+    plt.close("all")
+
+
+def test_scaling_rows_fit_the_page_and_gap_rows_keep_percent_on_one_line():
+    row = cl.scaling_rows([140])[0]
+    assert len(row) <= 10 and "GPUs" not in row  # 8 x nodes; the table must not overflow the page column
+    assert row["switches"] == cl.superpod(140).switches
+    assert all("\u00a0%" in r["gap"] for r in cl.gap_rows())

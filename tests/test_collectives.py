@@ -110,6 +110,54 @@ def test_alpha_beta_terms_are_the_columns_of_the_fit():
     assert C.alpha_beta_terms("broadcast", 4, "tree") == (2.0, 1.0)
 
 
+# --- sizes solved from the model ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,fraction", [(2, 0.5), (8, 0.9), (64, 0.99)])
+def test_size_for_busbw_fraction_reaches_that_fraction(n, fraction):
+    B, alpha = 240e9, 5e-6
+    size = C.size_for_busbw_fraction("all_reduce", fraction, n, B, alpha)
+    t = C.collective_time("all_reduce", size, n, B, alpha)
+    assert C.bus_bandwidth("all_reduce", size / t, n) == pytest.approx(fraction * B, rel=1e-9)
+    # the ring at 90 %: the bandwidth term is nine times the latency term, by hand
+    if fraction == 0.9:
+        a, b = C.alpha_beta_terms("all_reduce", n)
+        assert b * size / B == pytest.approx(9 * a * alpha)
+
+
+def test_size_for_busbw_fraction_tree_and_limits():
+    B, alpha = 240e9, 5e-6
+    size = C.size_for_busbw_fraction("all_reduce", 0.8, 8, B, alpha, "tree")
+    t = C.collective_time("all_reduce", size, 8, B, alpha, "tree")
+    assert C.bus_bandwidth("all_reduce", size / t, 8) == pytest.approx(0.8 * B)
+    with pytest.raises(ValueError, match="never reaches.*0.875"):  # a tree all-reduce tops out at 7/8 of B
+        C.size_for_busbw_fraction("all_reduce", 0.9, 8, B, alpha, "tree")
+    with pytest.raises(ValueError, match="never reaches"):  # the ring approaches B, never reaches it
+        C.size_for_busbw_fraction("all_reduce", 1.0, 8, B, alpha)
+    assert C.size_for_busbw_fraction("all_reduce", 0.9, 8, B, 0.0) == 0.0  # no latency: any size will do
+    with pytest.raises(ValueError, match="fraction"):
+        C.size_for_busbw_fraction("all_reduce", 1.5, 8, B, alpha)
+    with pytest.raises(TypeError, match="fraction"):
+        C.size_for_busbw_fraction("all_reduce", "0.9", 8, B, alpha)
+    with pytest.raises(ValueError, match="link_bytes_per_s"):
+        C.size_for_busbw_fraction("all_reduce", 0.9, 8, 0.0, alpha)
+
+
+def test_ring_tree_crossover_is_where_the_times_meet():
+    B, alpha = 240e9, 5e-6
+    s = C.ring_tree_crossover_bytes("all_reduce", 8, B, alpha)
+    assert s == pytest.approx(32 * alpha * B)  # (14 - 6) alpha B / (2 - 1.75), the chapter's exercise
+    ring = C.collective_time("all_reduce", s, 8, B, alpha)
+    assert ring == pytest.approx(C.collective_time("all_reduce", s, 8, B, alpha, "tree"))
+    assert C.collective_time("all_reduce", s / 2, 8, B, alpha, "tree") < C.collective_time(
+        "all_reduce", s / 2, 8, B, alpha)  # the tree wins below the crossover
+    with pytest.raises(ValueError, match="tree"):  # no tree all-gather in the model
+        C.ring_tree_crossover_bytes("all_gather", 8, B, alpha)
+    with pytest.raises(ValueError, match="never cross"):  # broadcast: same bytes, the tree always wins
+        C.ring_tree_crossover_bytes("broadcast", 8, B, alpha)
+    with pytest.raises(ValueError, match="never cross"):  # two ranks: the ring is never slower
+        C.ring_tree_crossover_bytes("all_reduce", 2, B, alpha)
+
+
 # --- link figures from the specs ------------------------------------------------------------------------------
 
 def test_nvlink_figures_come_from_the_specs():

@@ -421,6 +421,9 @@ def test_allreduce_points_show_a100_h100_h200_with_sources_and_no_keys():
         assert p.source and not any(k in p.source for k in keys)
     a100 = next(p for p in pts if p.gpu == "A100-SXM4-80GB" and "one node" in p.what and p.real > 232)
     assert 0.9 < a100.ratio < 1.05  # the ring model is within a few per cent of nccl-tests on 8 A100s
+    labels = [(p.gpu, p.what) for p in pts]
+    assert len(set(labels)) == len(labels), labels  # every row of the figure says which result it is
+    assert "4 GiB" in a100.what  # the message size the source measured, where it gives one
 
 
 def test_show_allreduce_without_gpus_shows_published_numbers(monkeypatch):
@@ -437,6 +440,23 @@ def test_show_allreduce_without_gpus_shows_published_numbers(monkeypatch):
 
     assert ic.show_allreduce(NoGPU()) is None
     assert shown and len(shown[0]) >= 6
+
+
+def test_alpha_beta_rows_are_the_model_coefficients():
+    rows = {r["collective"]: r for r in ic.alpha_beta_rows(8)}
+    assert list(rows) == list(ic.OPS)
+    assert (rows["all_reduce"]["ring: steps a"], rows["all_reduce"]["ring: bytes b (x S)"]) == ("14", "1.750")
+    assert (rows["all_reduce"]["tree: steps a"], rows["all_reduce"]["tree: bytes b (x S)"]) == ("6", "2.000")
+    assert rows["all_gather"]["tree: steps a"] == "ring only" and rows["all_gather"]["busbw factor"] == "0.875"
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        ic.alpha_beta_rows(0)
+
+
+def test_link_table_pcie_rows_say_how_the_rate_is_derived():
+    pcie = {r["link"]: r for r in ic.link_table() if r["link"].startswith("PCIe")}
+    assert pcie["PCIe Gen4 x16"]["source"] == "16 GT/s per lane, 128b/130b"
+    assert pcie["PCIe Gen4 x16"]["GB/s per direction"] == pytest.approx(31.5, abs=0.01)
+    assert pcie["PCIe Gen5 x16"]["source"].startswith("32 GT/s")
 
 
 def test_page_tables_name_sources_by_label_not_key():
