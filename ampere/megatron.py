@@ -20,8 +20,10 @@ What lives here (the chapter's sections, in order):
 * **Choosing a layout**: :func:`search_layouts`.
 
 The tensor- and pipeline-parallel lab that runs a tiny GPT on ``torch.distributed`` is in
-:mod:`ampere.megatron_lab`. Collective times come from :mod:`ampere.interconnect` (chapter *NVLink,
-NVSwitch and collectives*). GPU facts come from :mod:`ampere.specs`.
+:mod:`ampere.megatron_lab`. Collective times come from :mod:`ampere.collectives` and the node's network from
+:mod:`ampere.fabrics` (chapter *NVLink, NVSwitch and collectives*); the GEMM model and the published MAMF
+figures from :mod:`ampere.gemm`; memory arithmetic from :mod:`ampere.memory`; the model shape is
+:class:`ampere.transformer.TransformerShape`. GPU facts come from :mod:`ampere.specs`.
 
 Units: seconds, bytes (GB = 1e9), FLOP; TFLOP/s = 1e12 FLOP/s. Bandwidths are per direction.
 """
@@ -35,12 +37,13 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from .tables import markdown_table  # noqa: F401  (re-exported for the chapter)
-from . import interconnect, specs
+from . import check, collectives, fabrics, gemm, memory, results, specs
+from .tables import markdown_table  # noqa: F401  (the chapter reads it through ampere.book)
+from .transformer import TransformerShape
 
 __all__ = [
     "GPTConfig", "params", "params_per_gpu", "flops_per_iteration", "training_days", "TABLE1", "TABLE2",
-    "table1_config", "Layout", "layout", "memory_per_gpu", "activation_bytes_per_layer",
+    "table1_config", "Layout", "layout", "memory_per_gpu", "activation_bytes_per_layer", "RECOMPUTE",
     "SCHEDULES", "ScheduleResult", "schedule_ops", "simulate_schedule", "bubble_formula", "plot_schedule",
     "Input", "INPUTS", "MEMORY_OPS", "END_OPS", "CALIBRATION_RUN", "Estimate", "estimate", "system_efficiency",
     "gemm_time", "attention_core_roofline", "attention_efficiency", "ATTENTION_BENCHMARK", "CATEGORIES",
@@ -52,54 +55,89 @@ __all__ = [
 # Sizing a GPT (paper section 5.1 and appendix)
 # ===========================================================================================================
 
-
-@dataclass(frozen=True)
-class GPTConfig:
-    """A GPT model as the paper describes it (Table 1 columns). Chapter: "Sizing a GPT"."""
-
-    layers: int  # transformer layers l
-    hidden: int  # hidden size h
-    heads: int  # attention heads a (head size h/a)
-    vocab: int = 51200  # vocabulary V (the paper pads GPT-2's 50,257 to 51,200 = 50 x 1024)
-    seq: int = 2048  # sequence length s
-
-    def __post_init__(self) -> None:
-        for name in ("layers", "hidden", "heads", "vocab", "seq"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}={v!r} must be a positive integer")
-        if self.hidden % self.heads:
-            raise ValueError(f"hidden={self.hidden} must be divisible by heads={self.heads} "
-                             f"(head size hidden/heads must be an integer)")
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden // self.heads
+#: Activation recomputation: "full" (the paper's runs: only each layer's input kept), "selective" (the
+#: attention core recomputed, korthikanti2022reducing) or "none". True / False are aliases of full / none.
+RECOMPUTE: tuple[str, ...] = memory.RECOMPUTE
 
 
-def params(cfg: GPTConfig) -> float:
-    """Parameters P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)), the paper's eq. (2).
+def GPTConfig(layers: int, hidden: int, heads: int, vocab: int = 51200, seq: int = 2048, **fields: Any
+              ) -> TransformerShape:
+    """A GPT model as the paper describes it (Table 1 columns): the shared :class:`ampere.transformer.
+    TransformerShape` with GPT defaults (vocabulary 51,200 = GPT-2's 50,257 padded to 50 x 1024, 2,048
+    tokens, 4h MLP, tied embeddings, biases, LayerNorm, learned positions). Keyword ``fields`` (kv_heads,
+    ffn_hidden, glu, tied_embeddings, ...) build Llama-class shapes. Chapter: "Sizing a GPT".
+    """
+    return TransformerShape(layers, hidden, heads, vocab, seq, **fields)
+
+
+def _cfg(cfg: Any) -> TransformerShape:
+    if not isinstance(cfg, TransformerShape):
+        raise TypeError(f"cfg must be a GPTConfig (ampere.transformer.TransformerShape), got {cfg!r} "
+                        f"({type(cfg).__name__})")
+    return cfg
+
+
+def _recompute(value: Any) -> str:
+    """``recompute`` resolved to one of :data:`RECOMPUTE` (True -> "full", False -> "none")."""
+    if value is True:
+        return "full"
+    if value is False:
+        return "none"
+    if not isinstance(value, str):
+        raise TypeError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))} (or True/False), "
+                        f"got {value!r} ({type(value).__name__})")
+    return check.one_of("recompute", value, RECOMPUTE)
+
+
+def _gpt_defaults(cfg: TransformerShape) -> bool:
+    """True when ``cfg`` is the paper's GPT layer (the closed-form eqs. 2 and 3 apply exactly)."""
+    return (cfg.kv_heads in (None, cfg.heads) and cfg.ffn == 4 * cfg.hidden and not cfg.glu
+            and cfg.tied_embeddings and cfg.biases and cfg.norm == "layernorm" and cfg.positions == "learned")
+
+
+def params(cfg: TransformerShape) -> float:
+    """Parameters P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)), the paper's eq. (2), for a GPT layer.
 
     Chapter: "Sizing a GPT". Per layer 12h^2 + 13h (QKV, projection, two MLP matrices, their biases and
     two LayerNorms); (V + s) h for the word and position embeddings (the output layer shares the word
-    embedding). The final LayerNorm's 2h is left out, as in the paper.
+    embedding). The final LayerNorm's 2h is left out, as in the paper. For any other shape (grouped-query
+    attention, SwiGLU, untied output layer, no biases, RMSNorm, rotary positions) it is the exact count
+    :attr:`TransformerShape.params` (Llama-2-7B: 6,738,415,616).
     """
+    cfg = _cfg(cfg)
+    if not _gpt_defaults(cfg):
+        return float(cfg.params)
     l, h, V, s = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq
     return 12 * l * h**2 * (1 + 13 / (12 * h) + (V + s) / (12 * l * h))
 
 
-def flops_per_iteration(cfg: GPTConfig, batch: int, recompute: bool = True) -> float:
-    """FLOPs of one training iteration of ``batch`` sequences, the paper's eq. (3).
+def _linear_weights(cfg: TransformerShape) -> int:
+    """Weights of one layer's linear layers (12 h^2 for a GPT layer)."""
+    return sum(i * o for _, i, o in cfg.linear_shapes())
 
-    Chapter: "Sizing a GPT". With activation recomputation F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)):
-    per layer the forward pass costs 24 B s h^2 + 4 B s^2 h, the backward twice that, and recomputation
-    one more forward (factor 4); the logits layer adds 6 B s h V. Without recomputation the layer factor
-    is 3 instead of 4. Only matrix multiplications are counted (the paper's convention).
+
+def flops_per_iteration(cfg: TransformerShape, batch: int, recompute: Any = "full") -> float:
+    """FLOPs of one training iteration of ``batch`` sequences, the paper's eq. (3) generalised.
+
+    Chapter: "Sizing a GPT". With full recomputation F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)): per layer
+    the forward pass costs 24 B s h^2 + 4 B s^2 h, the backward twice that, and recomputation one more
+    forward (factor 4); the logits layer adds 6 B s h V. Without recomputation the layer factor is 3;
+    selective recomputation adds one more forward of the attention core only (4 B s^2 h per layer). For
+    other shapes 24 B s h^2 becomes 2 B s x (the layer's linear weights): grouped-query attention and
+    SwiGLU change it, the attention products do not. Only matrix multiplications are counted.
     """
-    _check_positive_int("batch", batch)
-    l, h, V, s, B = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq, batch
-    passes = 4 if recompute else 3
-    return passes * l * (24 * B * s * h**2 + 4 * B * s**2 * h) + 6 * B * s * h * V
+    cfg = _cfg(cfg)
+    B = check.positive_int("batch", batch)
+    rc = _recompute(recompute)
+    l, h, V, s = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq
+    linear, core = 2 * B * s * _linear_weights(cfg), 4 * B * s**2 * h
+    if rc == "full":
+        layer = 4 * (linear + core)
+    elif rc == "selective":
+        layer = 3 * (linear + core) + core
+    else:
+        layer = 3 * (linear + core)
+    return l * layer + 6 * B * s * h * V
 
 
 def training_days(n_params: float, tokens: float, gpus: int, tflops_per_gpu: float) -> float:
@@ -107,77 +145,48 @@ def training_days(n_params: float, tokens: float, gpus: int, tflops_per_gpu: flo
 
     8 = 2 (forward) + 4 (backward) + 2 (recomputation) FLOPs per parameter and token.
     """
-    for name, v in (("n_params", n_params), ("tokens", tokens), ("tflops_per_gpu", tflops_per_gpu)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name}={v!r} must be a positive number")
-    _check_positive_int("gpus", gpus)
+    n_params = check.positive("n_params", n_params)
+    tokens = check.positive("tokens", tokens)
+    tflops_per_gpu = check.positive("tflops_per_gpu", tflops_per_gpu)
+    gpus = check.positive_int("gpus", gpus)
     return 8 * tokens * n_params / (gpus * tflops_per_gpu * 1e12) / 86400
 
 
-#: The two training-time estimates of section 5.1 (published values; the check is in the chapter).
-TRAINING_ESTIMATES: tuple[dict[str, Any], ...] = (
-    {"model": "GPT-3 175B", "params": 175e9, "tokens": 300e9, "gpus": 1024, "tflops_per_gpu": 140,
-     "published_days": 34, "source": "narayanan2021megatron"},
-    {"model": "1T", "params": 1008.0e9, "tokens": 450e9, "gpus": 3072, "tflops_per_gpu": 163,
-     "published_days": 84, "source": "narayanan2021megatron"},  # Table 1's 1008.0B (1e12 gives 83.2 days)
-)
-
-
 def _check_positive_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name}={v!r} must be a positive integer")
-    return v
+    return check.positive_int(name, v)
+
+
+def _rows(name: str) -> tuple[dict[str, Any], ...]:
+    table = results.table(name)
+    return tuple({**row, "source": row.get("source", table["source"])} for row in table["rows"])
+
+
+#: The two training-time estimates of section 5.1 (published values; the check is in the chapter), read
+#: from ``ampere/data/tables/megatron-training-estimates.json``.
+TRAINING_ESTIMATES: tuple[dict[str, Any], ...] = _rows("megatron-training-estimates")
 
 
 # ===========================================================================================================
 # Published runs
 # ===========================================================================================================
 
-#: Table 1 of the paper [narayanan2021megatron]: weak scaling from 1.7B to 1T parameters on 80 GB A100s.
-#: ``microbatch``, ``interleave`` (model chunks per GPU) and ``ddp`` come from the paper's released run
-#: script ``examples/sc21/run_table_1.sh`` [megatronsc21scripts]: interleave = layers per pipeline stage
-#: / ``--num-layers-per-virtual-pipeline-stage`` (1 where the script sets none); ``ddp`` is torch's
-#: DistributedDataParallel (gradient all-reduce overlapped with the backward pass) or Megatron's
-#: "local" one (all-reduce after the backward pass).
-TABLE1: tuple[dict[str, Any], ...] = tuple(
-    {"name": name, "params_b": pb, "heads": a, "hidden": h, "layers": l, "tensor": t, "pipeline": p,
-     "gpus": n, "batch": B, "tflops_per_gpu": X, "percent_of_peak": pct, "aggregate_pflops": agg,
-     "microbatch": b, "interleave": v, "ddp": ddp, "source": "narayanan2021megatron",
-     "settings_source": "megatronsc21scripts"}
-    for (name, pb, a, h, l, t, p, n, B, X, pct, agg, b, v, ddp) in (
-        ("1.7B", 1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 44, 4.4, 16, 1, "torch"),
-        ("3.6B", 3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 44, 8.8, 16, 1, "torch"),
-        ("7.5B", 7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 46, 18.2, 16, 1, "torch"),
-        ("18B", 18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 43, 34.6, 8, 1, "torch"),
-        ("39B", 39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 44, 70.8, 4, 1, "local"),
-        ("76B", 76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 45, 143.8, 2, 3, "local"),
-        ("145B", 145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 47, 227.1, 2, 2, "local"),
-        ("310B", 310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 50, 297.4, 1, 2, "local"),
-        ("530B", 529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 52, 410.2, 1, 3, "local"),
-        ("1T", 1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 52, 502.0, 1, 1, "local"),
-    )
-)
+#: Table 1 of the paper [narayanan2021megatron]: weak scaling from 1.7B to 1T parameters on 80 GB A100s,
+#: read from ``ampere/data/tables/megatron-table1.json``. ``microbatch``, ``interleave`` (model chunks per
+#: GPU) and ``ddp`` come from the paper's released run script ``examples/sc21/run_table_1.sh``
+#: [megatronsc21scripts]: interleave = layers per pipeline stage / ``--num-layers-per-virtual-pipeline-stage``
+#: (1 where the script sets none); ``ddp`` is torch's DistributedDataParallel (gradient all-reduce
+#: overlapped with the backward pass) or Megatron's "local" one (all-reduce after the backward pass).
+TABLE1: tuple[dict[str, Any], ...] = _rows("megatron-table1")
 
 #: Table 2 of the paper, PTD-P rows: the same model and global batch on 2x and 4x more GPUs (tensor 8,
-#: microbatch 1; model-parallel size 96 = 8 x 12 and 280 = 8 x 35). The table does not state the
+#: microbatch 1), from ``ampere/data/tables/megatron-table2.json``. The table does not state the
 #: schedule: ``interleave`` is the rule of this module (see :func:`table2_rows`).
-TABLE2: tuple[dict[str, Any], ...] = tuple(
-    {"name": f"{name} on {n}", "model": name, "params_b": pb, "heads": a, "hidden": h, "layers": l,
-     "tensor": 8, "pipeline": p, "gpus": n, "batch": B, "microbatch": 1, "tflops_per_gpu": X,
-     "days_300b_tokens": days, "source": "narayanan2021megatron"}
-    for (name, pb, a, h, l, p, B, n, X, days) in (
-        ("175B", 174.6, 96, 12288, 96, 12, 1536, 384, 153, 84),
-        ("175B", 174.6, 96, 12288, 96, 12, 1536, 768, 149, 43),
-        ("175B", 174.6, 96, 12288, 96, 12, 1536, 1536, 141, 23),
-        ("530B", 529.6, 128, 20480, 105, 35, 2240, 560, 171, 156),
-        ("530B", 529.6, 128, 20480, 105, 35, 2240, 1120, 167, 80),
-        ("530B", 529.6, 128, 20480, 105, 35, 2240, 2240, 159, 42),
-    )
-)
+TABLE2: tuple[dict[str, Any], ...] = tuple({**r, "name": f"{r['model']} on {r['gpus']}"}
+                                           for r in _rows("megatron-table2"))
 
 
-def table1_config(row: Mapping[str, Any] | str) -> GPTConfig:
-    """The :class:`GPTConfig` of a Table 1 (or Table 2) row, or of a Table 1 row given by name ("1T")."""
+def table1_config(row: Mapping[str, Any] | str) -> TransformerShape:
+    """The :func:`GPTConfig` of a Table 1 (or Table 2) row, or of a Table 1 row given by name ("1T")."""
     if isinstance(row, str):
         matches = [r for r in TABLE1 if r["name"] == row]
         if not matches:
@@ -204,14 +213,14 @@ class Layout:
     interleave: int  # v
     microbatches: int  # m
 
-    def stage_layers(self, cfg: GPTConfig) -> int:
+    def stage_layers(self, cfg: TransformerShape) -> int:
         return cfg.layers // self.pipeline
 
-    def chunk_layers(self, cfg: GPTConfig) -> int:
+    def chunk_layers(self, cfg: TransformerShape) -> int:
         return cfg.layers // (self.pipeline * self.interleave)
 
 
-def layout(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
+def layout(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
            interleave: int = 1) -> Layout:
     """Check that a layout divides and return it; otherwise ``ValueError`` saying which rule fails.
 
@@ -220,12 +229,13 @@ def layout(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline: int, mi
     batch divisible by b x d (m = B / (b d) microbatches per pipeline); with interleaving (v > 1) m must
     be a multiple of p (the paper's schedule) and p > 1.
     """
+    cfg = _cfg(cfg)
     for name, v in (("gpus", gpus), ("batch", batch), ("tensor", tensor), ("pipeline", pipeline),
                     ("microbatch", microbatch), ("interleave", interleave)):
         _check_positive_int(name, v)
-    if cfg.heads % tensor:
-        raise ValueError(f"tensor={tensor} does not divide heads={cfg.heads}: each tensor-parallel rank must "
-                         f"own whole attention heads (allowed: divisors of {cfg.heads})")
+    if cfg.heads % tensor or cfg.n_kv_heads % tensor:
+        raise ValueError(f"tensor={tensor} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}: "
+                         f"each tensor-parallel rank must own whole attention heads (allowed: common divisors)")
     if cfg.vocab % tensor:
         raise ValueError(f"tensor={tensor} does not divide vocab={cfg.vocab} (the output layer is split by vocabulary)")
     if cfg.layers % (pipeline * interleave):
@@ -248,24 +258,33 @@ def layout(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline: int, mi
     return Layout(gpus, batch, tensor, pipeline, d, microbatch, interleave, m)
 
 
-def params_per_gpu(cfg: GPTConfig, tensor: int, pipeline: int) -> dict[str, float]:
+def params_per_gpu(cfg: TransformerShape, tensor: int, pipeline: int) -> dict[str, float]:
     """Parameters held by one GPU of the first, a middle and the last pipeline stage. Chapter: "Memory".
 
-    Per layer and tensor rank: 12h^2/t + 7h/t (split matrices and their biases) + 6h (the two LayerNorms
-    and two output biases are replicated). The first stage adds its slice of the word embedding (V h / t)
-    and the position embedding (s h); the last stage the final LayerNorm and, when p > 1, its own copy of
-    the word embedding for the output layer (Megatron keeps the tied weights on both ends).
+    Per layer and tensor rank (GPT layer): 12h^2/t + 7h/t (split matrices and the biases of the
+    column-split ones) + 6h (the two LayerNorms and the two output biases are replicated); other shapes
+    count their own linear layers and norms the same way. The first stage adds its slice of the word
+    embedding (V h / t) and the learned positions (s h); the last stage the final norm and, when p > 1 or
+    the output layer is untied, its own V h / t for the output layer (Megatron keeps tied weights on both
+    ends).
     """
+    cfg = _cfg(cfg)
     h, V, s = cfg.hidden, cfg.vocab, cfg.seq
-    t, p = tensor, pipeline
-    per_layer = 12 * h * h / t + 7 * h / t + 6 * h
+    t, p = check.positive_int("tensor", tensor), check.positive_int("pipeline", pipeline)
+    shapes = cfg.linear_shapes()
+    row_split = {"o", "down"}  # their outputs are all-reduced: the bias is added once, replicated
+    per_layer = _linear_weights(cfg) / t + 2 * cfg.norm_params
+    if cfg.biases:
+        per_layer += sum(o for n, _, o in shapes if n not in row_split) / t
+        per_layer += sum(o for n, _, o in shapes if n in row_split)
     body = per_layer * cfg.layers / p
-    embed = V * h / t + s * h
+    embed = V * h / t + (s * h if cfg.positions == "learned" else 0)
+    output = V * h / t
     if p == 1:
-        only = body + embed + 2 * h
+        only = body + embed + cfg.norm_params + (0 if cfg.tied_embeddings else output)
         return {"first": only, "middle": only, "last": only, "max": only}
     first = body + embed
-    last = body + 2 * h + V * h / t
+    last = body + cfg.norm_params + output
     return {"first": first, "middle": body, "last": last, "max": max(first, last)}
 
 
@@ -274,50 +293,50 @@ def params_per_gpu(cfg: GPTConfig, tensor: int, pipeline: int) -> dict[str, floa
 # ===========================================================================================================
 
 
-def activation_bytes_per_layer(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1, recompute: bool = False,
+def activation_bytes_per_layer(cfg: TransformerShape, tensor: int = 1, microbatch: int = 1, recompute: Any = "none",
                                sequence_parallel: bool = False) -> float:
     """Activation bytes one transformer layer keeps for one microbatch (16-bit activations).
 
-    Chapter: "Memory per GPU". Korthikanti et al. [korthikanti2022reducing], Table 2:
-    ``s b h (10 + 24/t + 5 a s/(h t))`` with tensor parallelism (the 10 s b h of LayerNorm inputs and
-    dropout masks is replicated on every tensor rank, which is what 2021 Megatron did);
-    ``s b h (34/t + 5 a s/(h t))`` with sequence parallelism; with full recomputation only the layer's
-    input is kept, ``2 s b h`` (``/t`` with sequence parallelism).
+    Chapter: "Memory per GPU". Korthikanti et al. [korthikanti2022reducing], Table 2, implemented once in
+    :func:`ampere.memory.activation_bytes_per_layer`: ``s b h (10 + 24/t + 5 a s/(h t))`` with tensor
+    parallelism (2021 Megatron), ``s b h (34/t + 5 a s/(h t))`` with sequence parallelism, the ``5 a s/h``
+    term gone with selective recomputation, and ``2 s b h`` (``/t`` with sequence parallelism) with full.
     """
-    s, b, h, a, t = cfg.seq, microbatch, cfg.hidden, cfg.heads, tensor
-    if recompute:
-        return 2 * s * b * h / (t if sequence_parallel else 1)
-    if sequence_parallel:
-        return s * b * h * (34 / t + 5 * a * s / (h * t))
-    return s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
+    cfg = _cfg(cfg)
+    return memory.activation_bytes_per_layer(cfg.seq, microbatch, cfg.hidden, cfg.heads, tensor=tensor,
+                                             sequence_parallel=sequence_parallel, recompute=_recompute(recompute))
 
 
-def memory_per_gpu(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
-                   interleave: int = 1, recompute: bool = True, sequence_parallel: bool = False,
+def memory_per_gpu(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
+                   interleave: int = 1, recompute: Any = "full", sequence_parallel: bool = False,
                    distributed_optimizer: bool = False, schedule: str = "1f1b", grad_bytes_per_param: int = 2,
                    gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> dict[str, Any]:
     """Bytes per GPU on the most loaded pipeline stage, by kind, and whether it fits in ``gpu``'s memory.
 
-    Chapter: "Memory per GPU". Mixed precision with Adam: 2 bytes of 16-bit weights, ``grad_bytes_per_param``
-    of gradients (2 for the paper's fp16 runs, 4 when gradients are accumulated in fp32, as with bf16)
-    and 12 bytes of fp32 master weights and Adam moments per parameter, the last 12 divided by d with a
-    distributed optimizer. Activations: 1F1B keeps at most p microbatches in flight on the first stage
-    (GPipe: all m); interleaving multiplies that by 1 + (p-1)/(p v) [korthikanti2022reducing]. With
-    recomputation one layer's full activations are also live during its backward pass. The last stage
-    holds the fp32 softmax of the logits (4 s b V / t bytes). Not modelled: allocator fragmentation,
-    communication buffers and the CUDA context (a few GB on a real GPU).
+    Chapter: "Memory per GPU". Mixed precision with Adam, from :data:`ampere.memory.MIXED_ADAM`: 16-bit
+    weights, ``grad_bytes_per_param`` of gradients (2 for the paper's fp16 runs, 4 when gradients are
+    accumulated in fp32, as with bf16) and the fp32 master weights and Adam moments (the ZeRO paper's
+    K = 12), divided by d with a distributed optimizer (ZeRO stage 1). Activations: 1F1B keeps at most p
+    microbatches in flight on the first stage (GPipe: all m); interleaving multiplies that by
+    1 + (p-1)/(p v) [korthikanti2022reducing]. With full recomputation one layer's full activations are
+    also live during its backward pass. The last stage holds the fp32 softmax of the logits
+    (:func:`ampere.memory.logits_bytes`). Not modelled: allocator fragmentation, communication buffers
+    and the CUDA context (a few GB on a real GPU).
     """
     lay = layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)
-    if schedule not in ("1f1b", "gpipe"):
-        raise ValueError(f"schedule={schedule!r} is not supported; allowed: '1f1b', 'gpipe'")
-    if grad_bytes_per_param not in (2, 4):
-        raise ValueError(f"grad_bytes_per_param={grad_bytes_per_param!r}; allowed: 2 (fp16), 4 (fp32)")
+    rc = _recompute(recompute)
+    check.one_of("schedule", schedule, ("1f1b", "gpipe"))
+    check.choice("grad_bytes_per_param", grad_bytes_per_param, (2, 4))
+    sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
+    distributed_optimizer = check.boolean("distributed_optimizer", distributed_optimizer)
     spec = specs.get(gpu)
     t, p, d, m, v = tensor, pipeline, lay.data, lay.microbatches, interleave
+    recipe = memory.MIXED_ADAM
+    state = memory.zero_bytes_per_param(1 if distributed_optimizer else 0, d, recipe)
     per = params_per_gpu(cfg, t, p)
     layers_stage = cfg.layers // p
-    full = activation_bytes_per_layer(cfg, t, microbatch, False, sequence_parallel)
-    kept = activation_bytes_per_layer(cfg, t, microbatch, recompute, sequence_parallel)
+    full = activation_bytes_per_layer(cfg, t, microbatch, "none", sequence_parallel)
+    kept = activation_bytes_per_layer(cfg, t, microbatch, rc, sequence_parallel)
     if schedule == "gpipe":
         in_flight = m
     else:
@@ -325,13 +344,13 @@ def memory_per_gpu(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline:
     stages = {}
     for stage in ("first", "last"):
         n_par = per[stage]
-        weights = 2 * n_par
+        weights = state.weights * n_par
         grads = grad_bytes_per_param * n_par
-        optimizer = 12 * n_par / (d if distributed_optimizer else 1)
+        optimizer = (state.master_weights + state.optimizer_state) * n_par
         flight = in_flight if stage == "first" else 1.0
-        act = layers_stage * kept * flight + (full if recompute else 0.0)
+        act = layers_stage * kept * flight + (full if rc == "full" else 0.0)
         if stage == "last":
-            act += 4 * cfg.seq * microbatch * cfg.vocab / t  # fp32 softmax of the logits, kept for backward
+            act += memory.logits_bytes(cfg.seq, microbatch, cfg.vocab, t)  # fp32 softmax, kept for backward
         stages[stage] = {"weights": weights, "gradients": grads, "optimizer": optimizer, "activations": act}
     worst = max(stages, key=lambda k: sum(stages[k].values()))
     out: dict[str, Any] = dict(stages[worst])
@@ -339,7 +358,7 @@ def memory_per_gpu(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline:
     out["stage"] = worst
     out["capacity"] = spec.memory_bytes
     out["fits"] = out["total"] <= spec.memory_bytes
-    out["bytes_per_param"] = 2 + grad_bytes_per_param + 12 / (d if distributed_optimizer else 1)
+    out["bytes_per_param"] = state.weights + grad_bytes_per_param + state.master_weights + state.optimizer_state
     return out
 
 
@@ -549,31 +568,29 @@ class Input:
     meaning: str
 
 
-#: Best achievable dense 16-bit matmul (MAMF: maximum achievable matmul FLOPS, best of a shape search),
-#: by catalogue GPU, in FLOP/s, with the shape it was reached at where published: the "mamf" entries of
-#: ``ampere.architecture.PUBLISHED_MATMUL`` [bekman2024mle]. Variants with the same silicon and clocks share
-#: their sibling's figure ("H200 is the same" as the H100 SXM in the source). Other GPUs fall back on the
-#: A100 SXM's fraction.
-def _mamf_table() -> dict[str, tuple[float, tuple[int, int, int] | None]]:
-    from .architecture import PUBLISHED_MATMUL
-
-    table = {p["gpu"]: (p["tflops"] * 1e12, p["shape"]) for p in PUBLISHED_MATMUL if p.get("kind") == "mamf"}
-    siblings = {"A100-SXM4-40GB": "A100-SXM4-80GB", "A100-PCIE-40GB": "A100-PCIE-80GB",
-                "H200-SXM-141GB": "H100-SXM5-80GB"}
-    table.update({gpu: table[twin] for gpu, twin in siblings.items() if twin in table})
-    return table
+def _mamf(gpu: str | specs.GPUSpec) -> tuple[float, tuple[int, int, int] | None, str] | None:
+    """Best achievable dense 16-bit matmul (MAMF: best of a shape search) published for ``gpu``, as
+    (FLOP/s, shape or None, bib key), from :func:`ampere.gemm.mamf_flops` (``ampere/data/published/
+    matmul.json``; siblings of the same silicon share a figure); None when there is none."""
+    try:
+        flops, shape, rec = gemm.mamf_flops(gpu, "bf16")
+    except ValueError:
+        return None
+    return flops, shape, rec.source
 
 
-MAMF: dict[str, tuple[float, tuple[int, int, int] | None]] = _mamf_table()
-_MAMF_SOURCE = "bekman2024mle"
+_A100_MAMF = _mamf("A100-SXM4-80GB")
+assert _A100_MAMF is not None and _A100_MAMF[1] is not None, "ampere/data/published/matmul.json lacks the A100 MAMF"
+_MAMF_SOURCE = _A100_MAMF[2]
+_ATTENTION = results.table("megatron-attention-benchmark")
 
 #: The inputs of :func:`estimate`, each a microbenchmark figure (or a count from the code of the time)
 #: with its source. Peaks and bandwidths themselves come from ``ampere.specs``.
 INPUTS: dict[str, Input] = {i.name: i for i in (
-    Input("mamf_fraction", MAMF["A100-SXM4-80GB"][0] / specs.get("A100-SXM4-80GB").peak_flops("bf16"),
+    Input("mamf_fraction", _A100_MAMF[0] / specs.get("A100-SXM4-80GB").peak_flops("bf16"),
           "of dense fp16/bf16 peak", _MAMF_SOURCE,
-          f"best achievable large matmul on an A100 SXM ({MAMF['A100-SXM4-80GB'][0] / 1e12:.1f} TFLOP/s, shape "
-          f"{' x '.join(map(str, MAMF['A100-SXM4-80GB'][1]))}); GEMMs run at this efficiency, scaled by their "
+          f"best achievable large matmul on an A100 SXM ({_A100_MAMF[0] / 1e12:.1f} TFLOP/s, shape "
+          f"{' x '.join(map(str, _A100_MAMF[1]))}); GEMMs run at this efficiency, scaled by their "
           "wave quantisation relative to that shape"),
     Input("hbm_fraction", 1.80 / 2.039, "of datasheet HBM bandwidth", "nvforum2025a100hbm",
           "achievable HBM bandwidth of a streaming kernel on an A100 80GB SXM (1.80 of 2.039 TB/s, 88%); "
@@ -583,22 +600,24 @@ INPUTS: dict[str, Input] = {i.name: i for i in (
     Input("nvswitch_allreduce_busbw", 230e9, "B/s (busbw)", "nccltests149",
           "NCCL all-reduce bus bandwidth inside a DGX A100 (NVSwitch) at large sizes; the ring model with "
           "this link speed reproduces it"),
-    Input("nvlink_step_latency_s", interconnect.A100_INTRA_LATENCY_S, "s per ring step", "nccl583",
-          "latency of one ring step over NVLink (from ampere.interconnect)"),
-    Input("ib_bytes_per_s", interconnect.IB_HDR_BYTES_PER_S, "B/s per direction per GPU", "nvidia2020dgxa100wp",
-          "one HDR InfiniBand adapter (200 Gb/s) per GPU on a DGX A100 (from ampere.interconnect)"),
+    Input("nvlink_step_latency_s", fabrics.DGX_A100.intra_latency_s, "s per ring step", "nccl583",
+          "latency of one ring step over NVLink (from ampere.fabrics.DGX_A100)"),
+    Input("ib_bytes_per_s", fabrics.DGX_A100.inter_bytes_per_s_per_gpu, "B/s per direction per GPU",
+          fabrics.DGX_A100.source,
+          "one HDR InfiniBand adapter (200 Gb/s) per GPU on a DGX A100 (from ampere.fabrics.DGX_A100)"),
     Input("ib_fraction", 86 / 100, "of InfiniBand line rate", "nccltests175",
           "NCCL all-reduce busbw between two A100 nodes with 4 x HDR (100 GB/s line rate): 86 GB/s"),
-    Input("ib_step_latency_s", interconnect.INTER_LATENCY_S, "s per step", "",
-          "latency of one step between nodes: an assumption of the NVLink chapter (ampere.interconnect)"),
-    Input("gpus_per_node", 8, "GPUs", "nvidia2020dgxa100wp", "DGX A100: 8 GPUs on NVSwitch, 8 HDR adapters"),
+    Input("ib_step_latency_s", fabrics.DGX_A100.inter_latency_s, "s per step", "",
+          "latency of one step between nodes: an assumption of the NVLink chapter (ampere.fabrics)"),
+    Input("gpus_per_node", fabrics.DGX_A100.gpus_per_node, "GPUs", fabrics.DGX_A100.source,
+          "DGX A100: 8 GPUs on NVSwitch, 8 HDR adapters"),
     Input("grad_accumulation_bytes", 6, "B per parameter per microbatch", "megatronlm2021code",
           "Megatron's local DDP hook adds each microbatch's fp16 gradient into the main-gradient buffer "
           "(read 2 + read 2 + write 2 bytes)"),
     Input("optimizer_bytes", 60, "B per parameter per step", "megatronlm2021code",
           "fp16 optimizer step: copy grads to fp32 (6), unscale and inf check (8), gradient norm (4) and "
           "clipping (8), Adam (28: read weight, grad, two moments; write three), copy weights back to fp16 (6)"),
-    Input("attention_core_ms", 17.41, "ms", "dao2022flashattention",
+    Input("attention_core_ms", _ATTENTION["rows"][0]["time_ms"], "ms", _ATTENTION["source"],
           "Megatron's attention core (Q K^T, softmax, dropout, times V; forward + backward) measured on an "
           "A100 40GB for batch 16, 8 heads of size 64, sequence 2048, fp16, dropout 0.1 (Table 17); the "
           "roofline of the same work divided by this is the attention efficiency applied to every layer"),
@@ -667,13 +686,14 @@ def _hardware(gpu: str | specs.GPUSpec) -> _Hardware:
     precision = "fp16" if spec.supports("fp16") else "fp32"
     peak = spec.peak_flops(precision)
     a100 = specs.get("A100-SXM4-80GB")
-    mamf, shape = MAMF.get(spec.name, (None, None))
+    found = _mamf(spec)
+    mamf, shape = (found[0], found[1]) if found else (None, None)
     if mamf is None:
         frac = INPUTS["mamf_fraction"].value
         notes.append(f"no published MAMF for {spec.name}: the A100 SXM's {frac:.1%} of peak is assumed")
     else:
         frac = mamf / peak
-    ref_wave = _wave(*(shape or MAMF["A100-SXM4-80GB"][1])[:2], 1, spec.sm_count)
+    ref_wave = _wave(*(shape or _A100_MAMF[1])[:2], 1, spec.sm_count)
     # NVSwitch all-reduce busbw scales with the GPU's NVLink bandwidth (A100: 230 of 300 GB/s per direction)
     a100_nvl = a100.nvlink_bytes_per_s_per_direction
     if spec.nvlink_bytes_per_s > 0:
@@ -695,10 +715,8 @@ _TILES = ((256, 128), (128, 256), (128, 128))  # the large-tile shapes cuBLAS/CU
 
 def _wave(m: int, n: int, batch: int, sms: int) -> float:
     """Best wave efficiency over the tile shapes the library's heuristics choose among:
-    ``ampere.architecture.wave_efficiency`` (chapter *Architecture of the GA100*) for a batch of GEMMs."""
-    from .architecture import wave_efficiency
-
-    return max(wave_efficiency(m, n, tm, tn, sms=sms, batch=batch) for tm, tn in _TILES)
+    :func:`ampere.gemm.wave_efficiency` (chapter *Architecture of the GA100*) for a batch of GEMMs."""
+    return max(gemm.wave_efficiency(m, n, tm, tn, sms=sms, batch=batch) for tm, tn in _TILES)
 
 
 def gemm_time(m: int, n: int, k: int, batch: int = 1, gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> float:
@@ -727,9 +745,10 @@ def _gemm_fwd_bwd(hw: _Hardware, m: int, n: int, k: int, batch: int = 1) -> tupl
     return _gemm(hw, m, n, k, batch), _gemm(hw, m, k, n, batch) + _gemm(hw, k, n, m, batch)
 
 
-#: The configuration of the attention benchmark behind ``INPUTS["attention_core_ms"]``.
-ATTENTION_BENCHMARK = {"gpu": "A100-SXM4-40GB", "batch": 16, "heads": 8, "head_dim": 64, "seq": 2048,
-                       "dropout": True, "source": "dao2022flashattention"}
+#: The configuration of the attention benchmark behind ``INPUTS["attention_core_ms"]``
+#: (``ampere/data/tables/megatron-attention-benchmark.json``).
+ATTENTION_BENCHMARK = {k: _ATTENTION["rows"][0][k] for k in ("gpu", "batch", "heads", "head_dim", "seq", "dropout")}
+ATTENTION_BENCHMARK["source"] = _ATTENTION["source"]
 
 
 def attention_core_roofline(gpu: str | specs.GPUSpec, batch: int, heads: int, head_dim: int, seq: int,
@@ -770,7 +789,7 @@ def attention_efficiency() -> float:
 def _allreduce(hw: _Hardware, nbytes: float, n: int) -> float:
     if n == 1:
         return 0.0
-    return interconnect.collective_time("all_reduce", nbytes, n, hw.nvl_bw, hw.nvl_lat)
+    return collectives.collective_time("all_reduce", nbytes, n, hw.nvl_bw, hw.nvl_lat)
 
 
 # ===========================================================================================================
@@ -793,10 +812,10 @@ class Estimate:
     ``memory`` is :func:`memory_per_gpu`'s dictionary.
     """
 
-    config: GPTConfig
+    config: TransformerShape
     layout: Layout
     gpu: str
-    recompute: bool
+    recompute: str  # "full", "selective" or "none"
     calibrated: bool
     system_efficiency: float  # 1.0 when not calibrated
     time_per_iteration_s: float
@@ -821,14 +840,33 @@ class Estimate:
         return {k: v / self.time_per_iteration_s for k, v in self.breakdown.items()}
 
 
-def _layer_costs(cfg: GPTConfig, hw: _Hardware, t: int, b: int) -> dict[str, dict[str, float]]:
-    """Seconds per microbatch for one transformer layer on one GPU: forward and backward, by category."""
+def _layer_costs(cfg: TransformerShape, hw: _Hardware, t: int, b: int,
+                 sequence_parallel: bool = False) -> dict[str, dict[str, float]]:
+    """Seconds per microbatch for one transformer layer on one GPU: forward and backward, by category.
+
+    The layer's linear layers (:meth:`TransformerShape.linear_shapes`: QKV with grouped-query K and V,
+    GPT or SwiGLU MLP) split by columns then rows over ``t`` ranks; with ``sequence_parallel`` the
+    memory-bound kernels on b s h tensors (norms, bias-dropout-add, residuals) are split over the ``t``
+    ranks too, and each all-reduce becomes a reduce-scatter plus an all-gather.
+    """
     s, h, a = cfg.seq, cfg.hidden, cfg.heads
-    tokens, hp, heads, hd = b * s, h // t, a // t, h // a
+    tokens, heads, hd = b * s, a // t, cfg.head_dim
+    row_split = {"o", "down"}
     fwd = dict.fromkeys(("layer GEMMs", "attention", "other memory-bound", "tensor-parallel all-reduce"), 0.0)
     bwd = dict(fwd)
-    for (m, n, k) in ((tokens, 3 * hp, h), (tokens, h, hp), (tokens, 4 * hp, h), (tokens, h, 4 * hp)):
-        f, g = _gemm_fwd_bwd(hw, m, n, k)
+    shapes = cfg.linear_shapes()
+    groups: dict[tuple[int, int], int] = {}  # (in, out) of fused column-split matrices: QKV, gate+up
+    for name, i, o in shapes:
+        if name in row_split:
+            key = (i // t, o)
+            f, g = _gemm_fwd_bwd(hw, tokens, o, i // t)
+            fwd["layer GEMMs"] += f
+            bwd["layer GEMMs"] += g
+        else:
+            key = (i, -1 if name in ("q", "k", "v") else -2)
+            groups[key] = groups.get(key, 0) + o // t
+    for (i, _kind), n_out in groups.items():
+        f, g = _gemm_fwd_bwd(hw, tokens, n_out, i)
         fwd["layer GEMMs"] += f
         bwd["layer GEMMs"] += g
     att_eff = attention_efficiency()
@@ -836,18 +874,37 @@ def _layer_costs(cfg: GPTConfig, hw: _Hardware, t: int, b: int) -> dict[str, dic
         f, g = _gemm_fwd_bwd(hw, m, n, k, b * heads)
         fwd["attention"] += f / att_eff
         bwd["attention"] += g / att_eff
-    counts = {"h": tokens * h, "hp": tokens * hp, "3hp": 3 * tokens * hp, "4hp": 4 * tokens * hp,
+    hp = h // t
+    ffn_p = cfg.ffn * (2 if cfg.glu else 1) // t
+    qkv_p = (h + 2 * cfg.kv_dim) // t
+    replicated = tokens * h / (t if sequence_parallel else 1)
+    counts = {"h": replicated, "hp": tokens * hp, "3hp": tokens * qkv_p, "4hp": tokens * ffn_p,
               "att": b * heads * s * s}
     for _name, kind, fb, bb, _why in MEMORY_OPS:
+        if kind == "3hp" and not cfg.biases and fb:
+            fb = 0  # no bias to add outside the GEMM
         cat, eff = ("attention", att_eff) if kind == "att" else ("other memory-bound", 1.0)
         if fb:
             fwd[cat] += (fb * counts[kind] / hw.hbm + hw.gap) / eff
         if bb:
             bwd[cat] += (bb * counts[kind] / hw.hbm + hw.gap) / eff
-    ar = _tp_allreduce(hw, 2.0 * tokens * h, t)  # the f/g all-reduces of b s h 16-bit values
+    nbytes = 2.0 * tokens * h  # the f/g collectives move b s h 16-bit values
+    if sequence_parallel and t > 1:
+        ar = _tp_collective(hw, "reduce_scatter", nbytes, t) + _tp_collective(hw, "all_gather", nbytes, t)
+    else:
+        ar = _tp_allreduce(hw, nbytes, t)
     fwd["tensor-parallel all-reduce"] = 2 * ar
     bwd["tensor-parallel all-reduce"] = 2 * ar
     return {"fwd": fwd, "bwd": bwd}
+
+
+def _tp_collective(hw: _Hardware, op: str, nbytes: float, t: int) -> float:
+    """A reduce-scatter or all-gather of ``nbytes`` over the tensor-parallel group inside one node."""
+    if t == 1:
+        return 0.0
+    if t <= hw.per_node:
+        return collectives.collective_time(op, nbytes, t, hw.nvl_bw, hw.nvl_lat)
+    return collectives.collective_time(op, nbytes, t, hw.ib_bw, hw.ib_lat)
 
 
 def _tp_allreduce(hw: _Hardware, nbytes: float, t: int) -> float:
@@ -855,13 +912,13 @@ def _tp_allreduce(hw: _Hardware, nbytes: float, t: int) -> float:
     if t <= hw.per_node:
         return _allreduce(hw, nbytes, t)
     nodes = math.ceil(t / hw.per_node)
-    return interconnect.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=hw.per_node,
+    return collectives.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=hw.per_node,
                                                      intra_bytes_per_s=hw.nvl_bw,
                                                      inter_bytes_per_s=hw.per_node * hw.ib_bw,
                                                      intra_latency_s=hw.nvl_lat, inter_latency_s=hw.ib_lat)
 
 
-def _p2p_time(hw: _Hardware, cfg: GPTConfig, t: int, d: int, p: int, b: int, scatter_gather: bool) -> float:
+def _p2p_time(hw: _Hardware, cfg: TransformerShape, t: int, d: int, p: int, b: int, scatter_gather: bool) -> float:
     """One exchange between consecutive stages: b s h 16-bit values (forward activations or gradients).
 
     Stage k holds ranks [k t d, (k+1) t d): when the pipeline spans more than one node, some stage
@@ -871,7 +928,7 @@ def _p2p_time(hw: _Hardware, cfg: GPTConfig, t: int, d: int, p: int, b: int, sca
     if t * d * p <= hw.per_node:  # the whole pipeline inside one node: NVLink
         return nbytes / hw.nvl_bw + hw.nvl_lat
     if scatter_gather and 1 < t <= hw.per_node:  # each tensor rank sends 1/t over its own adapter, then all-gather
-        return (nbytes / t) / hw.ib_bw + hw.ib_lat + interconnect.collective_time(
+        return (nbytes / t) / hw.ib_bw + hw.ib_lat + collectives.collective_time(
             "all_gather", nbytes, t, hw.nvl_bw, hw.nvl_lat)
     return nbytes / hw.ib_bw + hw.ib_lat
 
@@ -884,24 +941,29 @@ def _dp_allreduce_time(hw: _Hardware, nbytes: float, t: int, d: int) -> float:
         return _allreduce(hw, nbytes, d)
     per_node = max(1, hw.per_node // t)  # members of this group in one node; each has its own adapter
     nodes = d // per_node
-    return interconnect.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=per_node,
+    return collectives.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=per_node,
                                                      intra_bytes_per_s=hw.nvl_bw, inter_bytes_per_s=per_node * hw.ib_bw,
                                                      intra_latency_s=hw.nvl_lat, inter_latency_s=hw.ib_lat)
 
 
 @functools.lru_cache(maxsize=4096)
-def _estimate_cached(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
-                     interleave: int, recompute: bool, gpu: str, scatter_gather: bool, ddp: str,
+def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
+                     interleave: int, recompute: str, gpu: str, scatter_gather: bool, ddp: str,
                      sequence_parallel: bool, distributed_optimizer: bool, eta: float) -> Estimate:
     lay = layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)
     hw = _hardware(gpu)
     t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
     s, h, V = cfg.seq, cfg.hidden, cfg.vocab
     tokens = b * s
-    lc = _layer_costs(cfg, hw, t, b)
-    passes = 2 if recompute else 1  # recomputation runs every layer's forward a second time
+    lc = _layer_costs(cfg, hw, t, b, sequence_parallel)
     layers = cfg.layers // p
-    per_mb = {k: layers * (passes * lc["fwd"][k] + lc["bwd"][k]) for k in lc["fwd"]}
+    if recompute == "full":  # every layer's forward runs a second time before its backward
+        again = dict(lc["fwd"])
+    elif recompute == "selective":  # only the attention core (scores, softmax, dropout, times V)
+        again = {k: (lc["fwd"][k] if k == "attention" else 0.0) for k in lc["fwd"]}
+    else:
+        again = dict.fromkeys(lc["fwd"], 0.0)
+    per_mb = {k: layers * (lc["fwd"][k] + again[k] + lc["bwd"][k]) for k in lc["fwd"]}
     n_par = params_per_gpu(cfg, t, p)
     # gradient accumulation per microbatch (torch DDP: autograd accumulates from the second microbatch on)
     acc_share = 1.0 if ddp == "local" else (m - 1) / m
@@ -935,9 +997,11 @@ def _estimate_cached(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipelin
         dp_exposed = max(dp - overlap, bucket)
     else:
         dp_exposed = dp
-    if p > 1:  # first and last stage hold the tied word embedding: all-reduce its gradient between them
-        dp_exposed += interconnect.collective_time("all_reduce", 2.0 * V * h / t, 2, hw.ib_bw, hw.ib_lat)
-    optimizer = INPUTS["optimizer_bytes"].value * n_par["max"] / hw.hbm
+    if p > 1 and cfg.tied_embeddings:  # first and last stage hold the tied word embedding: sum its gradient
+        dp_exposed += collectives.collective_time("all_reduce", 2.0 * V * h / t, 2, hw.ib_bw, hw.ib_lat)
+    # the optimizer step streams every parameter's state; a distributed optimizer updates 1/d of them (its
+    # reduce-scatter + all-gather move the same bytes as the all-reduce on a ring)
+    optimizer = INPUTS["optimizer_bytes"].value * n_par["max"] / hw.hbm / (d if distributed_optimizer else 1)
     modelled = m * heaviest + bubble + dp_exposed + optimizer
     breakdown = {k: 0.0 for k in CATEGORIES}
     for k, val in per_mb.items():
@@ -955,46 +1019,58 @@ def _estimate_cached(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipelin
     notes = list(hw.notes)
     if eta != 1.0 and hw.spec.name != "A100-SXM4-80GB":
         notes.append("the system efficiency was calibrated on an A100 80GB run and is applied unchanged")
-    if sequence_parallel:
-        notes.append("sequence_parallel changes the memory model only; the time model is 2021 Megatron's")
     return Estimate(config=cfg, layout=lay, gpu=hw.spec.name, recompute=recompute, calibrated=eta != 1.0,
                     system_efficiency=eta, time_per_iteration_s=total, tflops_per_gpu=flops / gpus / total / 1e12,
                     bubble_fraction=bubble / (m * heaviest), memory_bytes_per_gpu=mem["total"],
                     fits_in_memory=mem["fits"], breakdown=breakdown, memory=mem, notes=tuple(notes))
 
 
-def estimate(cfg: GPTConfig, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
-             interleave: int = 1, recompute: bool = True, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
-             calibrated: bool = True, *, scatter_gather: bool = True, ddp: str = "local",
+def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
+             interleave: int = 1, recompute: str | bool = "full", gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
+             calibrated: bool = False, *, scatter_gather: bool = True, ddp: str = "local",
              sequence_parallel: bool = False, distributed_optimizer: bool = False) -> Estimate:
-    """Predict one training iteration of ``cfg`` with PTD-P on ``gpus`` GPUs (2021 Megatron-LM, fp16).
+    """Predict one training iteration of ``cfg`` with PTD-P on ``gpus`` GPUs (Megatron-LM, 16-bit).
 
     Chapter: "A throughput model built from hardware". Per microbatch and GPU, a transformer layer costs
-    its GEMMs (roofline with wave quantisation, :func:`gemm_time`), the attention's batched GEMMs and
-    softmax/dropout traffic, the other memory-bound kernels of :data:`MEMORY_OPS`, and four all-reduces
-    over NVSwitch (:mod:`ampere.interconnect`); recomputation runs the forward twice. A device's
-    microbatch adds its gradient accumulation and its pipeline sends (scatter/gather over InfiniBand);
-    the first and last stages add the embedding and the logits and loss. The iteration is
+    its GEMMs (roofline with wave quantisation, :func:`gemm_time`, from the published MAMF figure of
+    :mod:`ampere.gemm`), the attention's batched GEMMs and softmax/dropout traffic, the other memory-bound
+    kernels of :data:`MEMORY_OPS`, and four tensor-parallel collectives over NVSwitch
+    (:mod:`ampere.collectives`, node network :data:`ampere.fabrics.DGX_A100`). ``recompute`` is "full"
+    (the forward runs twice), "selective" (the attention core runs twice, korthikanti2022reducing) or
+    "none"; True/False are aliases of "full"/"none". ``sequence_parallel`` splits the b s h memory-bound
+    kernels over the tensor ranks and turns each all-reduce into a reduce-scatter plus an all-gather;
+    ``distributed_optimizer`` shards the optimizer state and step over the data-parallel ranks (ZeRO-1).
+    A device's microbatch adds its gradient accumulation and its pipeline sends (scatter/gather over
+    InfiniBand); the first and last stages add the embedding and the logits and loss. The iteration is
     ``m x (heaviest device) + (p-1)/v x (typical device) + exposed data-parallel all-reduce + optimizer``,
-    the pipeline part checked against :func:`simulate_schedule`. ``calibrated=True`` divides the time by
-    the system efficiency of :func:`system_efficiency` (ONE constant, fitted on :data:`CALIBRATION_RUN`);
-    ``calibrated=False`` is the pure hardware prediction.
+    the pipeline part checked against :func:`simulate_schedule`.
+
+    By default (``calibrated=False``) no end-to-end constant is applied: the prediction is built from
+    the inputs of :data:`INPUTS` only. ``calibrated=True`` divides the time by the 2021 system efficiency
+    of :func:`system_efficiency` (ONE constant, fitted on :data:`CALIBRATION_RUN`), kept as a comparison.
+    ``Estimate.fits_in_memory`` is False for a layout whose memory (:func:`memory_per_gpu`) exceeds the GPU.
 
     ``ddp`` is "local" (Megatron's DDP: all-reduce after the backward pass, the paper's runs from 39B up)
-    or "torch" (overlapped with the last microbatch's backward). A layout that does not divide raises
-    ``ValueError`` (see :func:`layout`).
+    or "torch" (overlapped with the last microbatch's backward). ``cfg`` must be a :func:`GPTConfig`
+    (``TypeError`` otherwise); a layout that does not divide raises ``ValueError`` (see :func:`layout`).
     """
-    if ddp not in ("local", "torch"):
-        raise ValueError(f"ddp={ddp!r} is not supported; allowed: 'local', 'torch'")
+    cfg = _cfg(cfg)
+    rc = _recompute(recompute)
+    calibrated = check.boolean("calibrated", calibrated)
+    scatter_gather = check.boolean("scatter_gather", scatter_gather)
+    sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
+    distributed_optimizer = check.boolean("distributed_optimizer", distributed_optimizer)
+    check.one_of("ddp", ddp, ("local", "torch"))
     spec = specs.get(gpu)
     layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)  # ValueError before anything else
     eta = system_efficiency() if calibrated else 1.0
-    est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, bool(recompute), spec.name,
-                           bool(scatter_gather), ddp, bool(sequence_parallel), bool(distributed_optimizer), eta)
+    est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name,
+                           scatter_gather, ddp, sequence_parallel, distributed_optimizer, eta)
     return replace(est, breakdown=dict(est.breakdown), memory=dict(est.memory))  # callers may edit their copy
 
 
 def _row_estimate(row: Mapping[str, Any], calibrated: bool = True, **overrides: Any) -> Estimate:
+    """A published row's layout, estimated (calibrated by default: the 2021 comparison of the chapter)."""
     kw = dict(microbatch=row["microbatch"], interleave=row.get("interleave", 1), ddp=row.get("ddp", "local"))
     kw.update(overrides)
     return estimate(table1_config(row), row["gpus"], row["batch"], row["tensor"], row["pipeline"],
@@ -1159,7 +1235,7 @@ def _divisors(n: int) -> list[int]:
     return [k for k in range(1, n + 1) if n % k == 0]
 
 
-def search_layouts(cfg: GPTConfig, gpus: int, batch: int, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
+def search_layouts(cfg: TransformerShape, gpus: int, batch: int, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
                    microbatches: Sequence[int] = (1, 2, 4, 8), max_interleave: int = 4, recompute: bool = True,
                    memory_limit_bytes: float | None = None, top: int | None = 10,
                    include_infeasible: bool = False) -> list[Estimate]:
@@ -1254,29 +1330,35 @@ def claims() -> list[dict[str, str]]:
 # ===========================================================================================================
 
 
-def layer_gemm_shapes(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1) -> list[dict[str, Any]]:
+def layer_gemm_shapes(cfg: TransformerShape, tensor: int = 1, microbatch: int = 1) -> list[dict[str, Any]]:
     """The forward GEMMs of one transformer layer on one tensor rank: name, (m, n, k), batch.
 
-    Chapter: "A throughput model built from hardware". QKV and the first MLP matrix are split by
-    columns, the attention output and the second MLP matrix by rows; the two attention products are
-    batched over b a / t heads with the head size as a thin dimension.
+    Chapter: "A throughput model built from hardware". QKV (with grouped-query K and V) and the first
+    MLP matrix (gate and up fused for SwiGLU) are split by columns, the attention output and the second
+    MLP matrix by rows; the two attention products are batched over b a / t heads with the head size as
+    a thin dimension.
     """
-    if cfg.heads % tensor:
-        raise ValueError(f"tensor={tensor} does not divide heads={cfg.heads}")
-    tokens, h, t, s = microbatch * cfg.seq, cfg.hidden, tensor, cfg.seq
-    hd, heads = cfg.head_dim, cfg.heads // tensor
+    cfg = _cfg(cfg)
+    t = check.positive_int("tensor", tensor)
+    b = check.positive_int("microbatch", microbatch)
+    if cfg.heads % t or cfg.n_kv_heads % t:
+        raise ValueError(f"tensor={t} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}")
+    tokens, h, s = b * cfg.seq, cfg.hidden, cfg.seq
+    hd, heads = cfg.head_dim, cfg.heads // t
+    up = cfg.ffn * (2 if cfg.glu else 1) // t
     return [
-        {"name": "QKV", "m": tokens, "n": 3 * h // t, "k": h, "batch": 1},
-        {"name": "attention scores QK^T", "m": s, "n": s, "k": hd, "batch": microbatch * heads},
-        {"name": "attention x V", "m": s, "n": hd, "k": s, "batch": microbatch * heads},
+        {"name": "QKV", "m": tokens, "n": (h + 2 * cfg.kv_dim) // t, "k": h, "batch": 1},
+        {"name": "attention scores QK^T", "m": s, "n": s, "k": hd, "batch": b * heads},
+        {"name": "attention x V", "m": s, "n": hd, "k": s, "batch": b * heads},
         {"name": "attention output", "m": tokens, "n": h, "k": h // t, "batch": 1},
-        {"name": "MLP h to 4h", "m": tokens, "n": 4 * h // t, "k": h, "batch": 1},
-        {"name": "MLP 4h to h", "m": tokens, "n": h, "k": 4 * h // t, "batch": 1},
+        {"name": "MLP h to 4h", "m": tokens, "n": up, "k": h, "batch": 1},
+        {"name": "MLP 4h to h", "m": tokens, "n": h, "k": cfg.ffn // t, "batch": 1},
     ]
 
 
-def measure_layer_gemms(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1, device: Any = None,
-                        dtype: str = "bf16", warmup_s: float = 1.0, max_time_s: float = 2.0) -> list[dict[str, Any]]:
+def measure_layer_gemms(cfg: TransformerShape, tensor: int = 1, microbatch: int = 1, device: Any = None,
+                        dtype: str = "bf16", warmup_s: float = 1.0, max_time_s: float = 2.0,
+                        info: Any = None) -> list[dict[str, Any]]:
     """Time the forward GEMMs of one layer (:func:`layer_gemm_shapes`) and put the model next to them.
 
     Chapter: "A throughput model built from hardware", section "Measured". Random normal inputs created
@@ -1284,16 +1366,17 @@ def measure_layer_gemms(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1, de
     (CUDA events on a GPU). Warm-up lasts ``warmup_s`` before the first shape (clocks and power settle)
     and a fifth of it before the others. The model column is :func:`gemm_time` for the matched catalogue
     GPU (None on a CPU or an unknown GPU). ``dtype`` is "bf16", "fp16" or "fp32" (use fp32 on a CPU).
-    A shape that does not fit in GPU memory is skipped with a note in its record (``measured_s`` None).
+    ``info`` is the :class:`ampere.device.DeviceInfo` to use (default: a fresh probe). A shape that does
+    not fit in GPU memory (``torch.cuda.OutOfMemoryError``) is skipped with a note in its record
+    (``measured_s`` None); its tensors are freed after the handler, so the next shape starts clean.
     """
     import torch
 
     from . import device as _device
     from . import timing
 
-    if dtype not in ("bf16", "fp16", "fp32"):
-        raise ValueError(f"dtype={dtype!r}; allowed: 'bf16', 'fp16', 'fp32'")
-    info = _device.probe()
+    check.one_of("dtype", dtype, ("bf16", "fp16", "fp32"))
+    info = _device.probe() if info is None else info
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     spec = info.spec if dev.type == "cuda" else None
     tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
@@ -1305,7 +1388,8 @@ def measure_layer_gemms(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1, de
         rec = {**g, "flops": flops, "measured_s": None, "tflops": None, "model_s": None}
         if spec is not None and dtype in ("bf16", "fp16") and spec.supports(dtype):
             rec["model_s"] = gemm_time(m, n, k, bsz, spec)
-        a = b = c = None
+        a = b = c = meas = None
+        oom = False
         try:
             a = torch.randn(bsz, m, k, generator=gen).to(dev, tdtype)
             b = torch.randn(bsz, k, n, generator=gen).to(dev, tdtype)
@@ -1313,10 +1397,13 @@ def measure_layer_gemms(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1, de
             meas = timing.benchmark(lambda: torch.bmm(a, b, out=c), label=g["name"], device=dev,
                                     warmup_s=warmup_s if i == 0 else warmup_s / 5, max_time_s=max_time_s,
                                     params=dict(g))
-        except torch.OutOfMemoryError:
-            a = b = c = None
-            torch.cuda.empty_cache()
-            rec["note"] = "out of GPU memory: not measured"
+        except torch.cuda.OutOfMemoryError:
+            oom = True  # free below: inside the handler the traceback still references the tensors
+        a = b = c = None
+        if oom:
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+            rec["note"] = "out of GPU memory: skipped"
             out.append(rec)
             continue
         rec.update(measured_s=meas.median_s, tflops=flops / meas.median_s / 1e12, measurement=meas.to_dict())
@@ -1324,9 +1411,17 @@ def measure_layer_gemms(cfg: GPTConfig, tensor: int = 1, microbatch: int = 1, de
     return out
 
 
+#: The tiny GPT layer the benchmark times on a CPU (``--device cpu`` or no GPU): a test of the code path.
+CPU_BENCH_CONFIG = dict(layers=2, hidden=256, heads=4, vocab=512, seq=128)
+
+
 def bench_main(argv: Sequence[str] | None = None) -> int:
-    """``python -m ampere bench megatron``: one layer's GEMMs of Table 1 models, measured and modelled."""
-    from . import benchcli, device, results
+    """``python -m ampere bench megatron``: one layer's GEMMs of Table 1 models, measured and modelled.
+
+    On a CUDA GPU with BF16 tensor cores: the Table 1 rows' shapes in bf16. Otherwise (``--device cpu``,
+    or no such GPU): the same code path on :data:`CPU_BENCH_CONFIG` in fp32, recorded as a CPU result.
+    """
+    from . import benchcli
 
     p = benchcli.bench_parser("megatron", "GEMMs of one transformer layer (Megatron-LM shapes): measured vs model.")
     p.add_argument("--rows", nargs="+", default=None, help="Table 1 rows (default: 1.7B 18B 145B 1T)")
@@ -1337,20 +1432,29 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     if unknown:  # before anything is probed or measured
         print(f"error: unknown row(s) {unknown}; known: {', '.join(rows)}", file=sys.stderr)
         return 2
-    info = device.probe()
-    if info.backend != "cuda" or not info.bf16_tensor:
-        print("No GPU with BF16 tensor cores here: nothing to measure (the chapter shows the model).")
-        return 0
+    info = benchcli.probe(args)
+    on_gpu = info.backend == "cuda" and info.bf16_tensor
+    if on_gpu:
+        jobs = [(name, table1_config(rows[name]), rows[name]["tensor"], rows[name]["microbatch"]) for name in names]
+        dtype, device, warm, limit = "bf16", None, 1.0, (1.0 if args.quick else 2.0)
+    else:
+        print(f"{info.label()}: no GPU with BF16 tensor cores in use; timing the code path on a tiny fp32 layer "
+              f"on the CPU (not a GPU measurement)")
+        jobs = [("tiny", GPTConfig(**CPU_BENCH_CONFIG), 1, 1)]
+        names = ["tiny"]
+        dtype, device, warm, limit = "fp32", "cpu", 0.05, 0.2
     records = []
-    for name in names:
-        row = rows[name]
-        for rec in measure_layer_gemms(table1_config(row), row["tensor"], row["microbatch"],
-                                       max_time_s=1.0 if args.quick else 2.0):
+    for name, cfg, t, b in jobs:
+        for rec in measure_layer_gemms(cfg, t, b, device=device, dtype=dtype, warmup_s=warm, max_time_s=limit,
+                                       info=info):
             rec["row"] = name
             model = f"model {rec['model_s'] * 1e3:8.3f} ms" if rec["model_s"] else ""
             measured = (f"{rec['measured_s'] * 1e3:8.3f} ms {rec['tflops']:7.1f} TFLOP/s" if rec["measured_s"]
-                        else rec.get("note", "not measured"))
+                        else rec.get("note", "skipped"))
             print(f"  {name:5s} {rec['name']:22s} {measured} {model}", flush=True)
             records.append(rec)
-    result = results.make_result("megatron", info, {"rows": names, "dtype": "bf16", "quick": args.quick}, records, [])
+    from . import results as _results
+
+    result = _results.make_result("megatron", info, {"rows": names, "dtype": dtype, "quick": args.quick},
+                                  records, [])
     return benchcli.finish_bench(result, args, f"megatron layer GEMMs on {info.label()}: {len(records)} shapes")

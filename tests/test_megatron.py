@@ -43,9 +43,9 @@ def test_training_days_34_and_84(est):
 
 
 def test_config_and_training_days_reject_bad_input():
-    with pytest.raises(ValueError, match="hidden=100 must be divisible by heads=3"):
+    with pytest.raises(ValueError, match="hidden=100 must be a multiple of heads=3"):
         M.GPTConfig(layers=2, hidden=100, heads=3)
-    with pytest.raises(ValueError, match="layers=0"):
+    with pytest.raises(ValueError, match="layers must be an integer >= 1, got 0"):
         M.GPTConfig(layers=0, hidden=64, heads=4)
     with pytest.raises(ValueError, match="tokens"):
         M.training_days(1e9, -1, 8, 100)
@@ -65,7 +65,7 @@ CFG = M.GPTConfig(layers=24, hidden=2304, heads=24)
     (dict(gpus=32, batch=500, tensor=1, pipeline=1, microbatch=16), "batch=500 is not divisible by microbatch x data"),
     (dict(gpus=8, batch=12, tensor=1, pipeline=4, microbatch=1, interleave=2), "multiple of pipeline"),
     (dict(gpus=32, batch=512, tensor=1, pipeline=1, interleave=2), "needs pipeline > 1"),
-    (dict(gpus=32, batch=512, tensor=0, pipeline=1), "tensor=0 must be a positive integer"),
+    (dict(gpus=32, batch=512, tensor=0, pipeline=1), "tensor must be an integer >= 1, got 0"),
 ])
 def test_layouts_that_do_not_divide_say_which_rule(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -218,7 +218,7 @@ def test_estimate_required_fields_and_bubble():
     norc = M.estimate(cfg, 3072, 3072, 8, 64, recompute=False)
     assert norc.time_per_iteration_s < est.time_per_iteration_s
     assert not norc.fits_in_memory  # why the paper recomputes
-    with pytest.raises(ValueError, match="ddp="):
+    with pytest.raises(ValueError, match="ddp must be one of"):
         M.estimate(cfg, 3072, 3072, 8, 64, ddp="fsdp")
     with pytest.raises(ValueError, match="not in the catalogue"):
         M.estimate(cfg, 3072, 3072, 8, 64, gpu="A200")
@@ -345,18 +345,105 @@ def test_layer_gemm_shapes_and_cpu_measurement():
     recs = M.measure_layer_gemms(cfg, 2, 2, device="cpu", dtype="fp32", warmup_s=0.0, max_time_s=0.05)
     assert [r["name"] for r in recs] == [g["name"] for g in shapes]
     assert all(r["measured_s"] > 0 and r["model_s"] is None for r in recs)
-    with pytest.raises(ValueError, match="dtype="):
+    with pytest.raises(ValueError, match="dtype must be one of"):
         M.measure_layer_gemms(cfg, dtype="int8")
     with pytest.raises(ValueError, match="tensor=3"):
         M.layer_gemm_shapes(cfg, tensor=3)
 
 
-def test_bench_without_gpu_says_so(capsys, monkeypatch):
-    monkeypatch.setenv("AMPERE_DEVICE", "cpu")
-    assert M.bench_main(["--no-save"]) == 0
-    assert "nothing to measure" in capsys.readouterr().out
-    assert M.bench_main(["--no-save", "--rows", "1T", "2T"]) == 2  # bad rows are refused before measuring
+def test_bench_runs_its_whole_path_on_the_cpu(capsys):
+    import time
+
+    start = time.perf_counter()
+    assert M.bench_main(["--device", "cpu", "--quick", "--no-save"]) == 0
+    assert time.perf_counter() - start <= 60
+    out = capsys.readouterr().out
+    assert "not a GPU measurement" in out and "6 shapes" in out
+    assert out.count("TFLOP/s") >= 6  # every shape measured
+    assert M.bench_main(["--no-save", "--device", "cpu", "--rows", "1T", "2T"]) == 2  # bad rows are refused before measuring
     assert "unknown row(s) ['2T']" in capsys.readouterr().err
+
+
+def test_bench_cpu_result_is_marked_cpu(monkeypatch):
+    saved = {}
+    from ampere import benchcli
+
+    monkeypatch.setattr(benchcli, "finish_bench", lambda result, args, summary: saved.setdefault("r", result) and 0)
+    assert M.bench_main(["--device", "cpu", "--quick"]) == 0
+    assert saved["r"]["device"]["backend"] == "cpu"
+
+
+# --- issue 14 and 16: inputs that are really what they say --------------------------------------------------
+
+
+def test_estimate_refuses_look_alike_inputs():
+    with pytest.raises(ValueError, match="recompute must be one of"):
+        M.estimate(CFG, 32, 512, 1, 1, recompute="no")
+    with pytest.raises(TypeError, match="calibrated must be True or False"):
+        M.estimate(CFG, 32, 512, 1, 1, calibrated="false")
+    with pytest.raises(TypeError, match="cfg must be a GPTConfig"):
+        M.estimate(None, 32, 512, 1, 1)
+    with pytest.raises(TypeError, match="recompute must be one of"):
+        M.estimate(CFG, 32, 512, 1, 1, recompute=1)
+    with pytest.raises(TypeError, match="sequence_parallel must be True or False"):
+        M.estimate(CFG, 32, 512, 1, 1, sequence_parallel="yes")
+
+
+def test_recompute_names_and_aliases():
+    full = M.estimate(CFG, 32, 512, 1, 1, recompute="full")
+    assert M.estimate(CFG, 32, 512, 1, 1, recompute=True).time_per_iteration_s == full.time_per_iteration_s
+    none = M.estimate(CFG, 32, 512, 1, 1, recompute=False)
+    sel = M.estimate(CFG, 32, 512, 1, 1, recompute="selective")
+    assert none.recompute == "none" and sel.recompute == "selective" and full.recompute == "full"
+    assert none.time_per_iteration_s < sel.time_per_iteration_s < full.time_per_iteration_s
+    cfg, B = M.table1_config("1T"), 3072
+    # selective adds exactly one more forward of the attention core (4 B s^2 h per layer)
+    extra = M.flops_per_iteration(cfg, B, "selective") - M.flops_per_iteration(cfg, B, "none")
+    assert extra == cfg.layers * 4 * B * cfg.seq**2 * cfg.hidden
+
+
+def test_default_estimate_has_no_fitted_constant():
+    est = M.estimate(CFG, 32, 512, 1, 1)
+    assert not est.calibrated and est.system_efficiency == 1.0
+    assert est.breakdown["unmodelled (system efficiency)"] == 0.0
+    cal = M.estimate(CFG, 32, 512, 1, 1, calibrated=True)
+    assert cal.time_per_iteration_s > est.time_per_iteration_s
+
+
+def test_sequence_parallelism_changes_time_and_memory():
+    cfg = M.table1_config("145B")
+    base = M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, recompute="selective")
+    sp = M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, recompute="selective", sequence_parallel=True)
+    assert sp.breakdown["other memory-bound"] < base.breakdown["other memory-bound"] / 2  # b s h kernels / t
+    assert sp.memory_bytes_per_gpu < base.memory_bytes_per_gpu
+
+
+def test_llama_shapes_have_exact_parameter_counts():
+    # released checkpoints (the HBM chapter's presets cite metallama2023configs / jiang2023mistral)
+    from ampere import transformer
+
+    for name in ("llama2-7b", "llama2-13b", "llama2-70b", "mistral-7b"):
+        shape = transformer.preset(name)
+        assert M.params(shape) == shape.params
+    llama7 = M.GPTConfig(32, 4096, 32, 32000, 4096, ffn_hidden=11008, glu=True, tied_embeddings=False,
+                         biases=False, norm="rmsnorm", positions="rope")
+    assert M.params(llama7) == 6_738_415_616
+    assert M.params_per_gpu(llama7, 1, 1)["max"] == 6_738_415_616
+    # the FLOP count follows the linear layers: 2 x tokens x weights per forward
+    fl = M.flops_per_iteration(llama7, 1, "none")
+    linear = sum(i * o for _, i, o in llama7.linear_shapes())
+    assert fl == 32 * 3 * (2 * 4096 * linear + 4 * 4096**2 * 4096) + 6 * 4096 * 4096 * 32000
+    est = M.estimate(llama7, 64, 256, 2, 1, 1, recompute="selective", sequence_parallel=True)
+    assert est.fits_in_memory and est.tflops_per_gpu > 0
+
+
+def test_search_layouts_skips_layouts_that_do_not_fit():
+    cfg = M.table1_config("145B")
+    found = M.search_layouts(cfg, 1536, 2304, top=None, microbatches=(1, 2), max_interleave=1)
+    assert found and all(e.fits_in_memory for e in found)
+    every = M.search_layouts(cfg, 1536, 2304, top=None, microbatches=(1, 2), max_interleave=1,
+                             include_infeasible=True)
+    assert any(not e.fits_in_memory for e in every)
 
 
 def test_lab_layer_keeps_every_tensor_on_the_activation_device():
