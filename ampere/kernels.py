@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -611,16 +612,25 @@ def naive_attention(q: Any, k: Any, v: Any, *, causal: bool = False) -> Any:
 # The benchmark
 # ---------------------------------------------------------------------------------------------------
 
+_CP_ASYNC = re.compile(r"\bcp\.async\.c[ag]\.shared\.global\b")
+
+
 def _compiled_resources(kernel: Any) -> dict[str, int]:
-    """Registers per thread and shared bytes of a compiled Triton kernel (empty in the interpreter)."""
+    """Registers per thread and shared bytes of a compiled Triton kernel, and the asynchronous copies
+    (``cp.async.ca/cg.shared.global``) in its PTX: the evidence that ``num_stages`` became a cp.async
+    pipeline (empty in the interpreter). Chapter: *Programming the A100's SM*, "cp.async"."""
     out: dict[str, int] = {}
     regs = getattr(kernel, "n_regs", None)
     meta = getattr(kernel, "metadata", None)
     shared = getattr(meta, "shared", None) if meta is not None else None
+    asm = getattr(kernel, "asm", None)
+    ptx = asm.get("ptx") if isinstance(asm, Mapping) else None
     if isinstance(regs, int):
         out["registers_per_thread"] = regs
     if isinstance(shared, int):
         out["shared_bytes"] = shared
+    if isinstance(ptx, str):
+        out["cp_async_in_ptx"] = len(_CP_ASYNC.findall(ptx))
     return out
 
 

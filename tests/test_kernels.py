@@ -355,3 +355,16 @@ def test_published_flashattention_pair():
     assert all(r.source == "dao2022flashattention" and "Figure 2" in r.where for r in recs)
     time_ratio, traffic_ratio = kernels.published_flash_ratios()
     assert 1 < time_ratio < traffic_ratio  # fewer bytes, faster, but not by the full traffic ratio
+
+
+def test_compiled_resources_count_the_cp_async_copies_in_the_ptx():
+    from types import SimpleNamespace
+
+    ptx = ("cp.async.cg.shared.global [%r1], [%rd2], 16;\n cp.async.ca.shared.global [%r3], [%rd4], 4;\n"
+           "cp.async.commit_group;\n cp.async.wait_group 1;\n ld.global.v4.b32 {%r5}, [%rd6];\n")
+    kernel = SimpleNamespace(n_regs=128, metadata=SimpleNamespace(shared=98304), asm={"ptx": ptx})
+    assert kernels._compiled_resources(kernel) == {"registers_per_thread": 128, "shared_bytes": 98304,
+                                                   "cp_async_in_ptx": 2}  # commit/wait are not copies
+    kernel = SimpleNamespace(n_regs=64, metadata=SimpleNamespace(shared=0), asm={"ptx": "ld.global.b32 %r1;"})
+    assert kernels._compiled_resources(kernel)["cp_async_in_ptx"] == 0
+    assert kernels._compiled_resources(SimpleNamespace()) == {}  # the interpreter: nothing compiled
