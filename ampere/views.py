@@ -136,9 +136,16 @@ def table(points: Sequence[Point], *, model_label: str = "model", real_label: st
     return markdown_table(rows)
 
 
-def plot(ax: Any, points: Sequence[Point], *, model_label: str = "model", log: bool = False) -> None:
+def _auto_log(points: Sequence[Point]) -> bool:
+    """A log axis when the values span more than a decade."""
+    values = [v for p in points for v in (p.model, p.real) if v is not None and v > 0]
+    return bool(values) and max(values) / min(values) > 10
+
+
+def plot(ax: Any, points: Sequence[Point], *, model_label: str = "model", log: bool | None = None) -> None:
     """A dot plot: one row per point, the model as an open diamond, the real number filled, coloured by GPU,
-    shaped by provenance; a line joins them so the gap reads at a glance."""
+    shaped by provenance; a line joins them so the gap reads at a glance. ``log=None``: logarithmic when the
+    values span more than a decade."""
     from . import plots
 
     if not points:
@@ -164,15 +171,17 @@ def plot(ax: Any, points: Sequence[Point], *, model_label: str = "model", log: b
                         for p in points], fontsize=8)
     units = {p.unit for p in points}
     ax.set_xlabel(units.pop() if len(units) == 1 else "value")
-    if log:
+    if _auto_log(points) if log is None else log:
         ax.set_xscale("log")
     ax.set_ylim(-0.7, len(points) - 0.3)
     ax.legend(loc="best", fontsize=8)
 
 
 def show(points: Sequence[Point], *, title: str, model_label: str = "model", real_label: str = "real",
-         digits: int = 1, log: bool = False, size: str = "full") -> None:
-    """Display the figure and the Markdown table of ``points`` (in a notebook; prints the table elsewhere)."""
+         digits: int = 1, log: bool | None = None, size: str = "full") -> None:
+    """Display the figure and the Markdown table of ``points`` (in a notebook; prints the table elsewhere).
+
+    ``log=None`` chooses a logarithmic axis when the values span more than a decade."""
     from . import plots
     from .tables import show_md
 

@@ -66,3 +66,20 @@ def test_plot_draws_one_row_per_point():
     assert len(ax.get_yticklabels()) == 2
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["model", "published"]
+
+
+def test_plot_chooses_a_log_axis_only_over_a_decade():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ampere import plots
+
+    narrow = [views.Point("a", "A100-SXM4-80GB", 19.5, 156.0, "u", source="s")]
+    wide = [views.Point("a", "A100-SXM4-80GB", 1.0, 500.0, "u", source="s")]
+    for pts, scale in ((narrow, "linear"), (wide, "log")):
+        fig, ax = plots.figure("full")
+        views.plot(ax, pts)
+        assert ax.get_xscale() == scale
+    fig, ax = plots.figure("full")
+    views.plot(ax, wide, log=False)
+    assert ax.get_xscale() == "linear"

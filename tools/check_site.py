@@ -8,7 +8,7 @@ For every chapter page it fails on
 * a citation label shared by two works (``NVIDIA, 2020`` must name one document);
 * an image without a numbered caption or without descriptive alt text;
 * a raw dict / tuple / list repr in a cell output;
-* a text output line wider than 90 characters (the theme clips it at about 92);
+* a text output line, or a line of visible code, wider than 90 characters (the theme clips it at about 92);
 * the build machine's report (torch version, CPU model, forced backend) outside a collapsed element.
 
 Exit code 0 when every page passes, 1 otherwise (each problem printed as ``page: problem``).
@@ -98,6 +98,16 @@ def check_page(path: Path, keys: set[str], labels: dict[str, set[str]]) -> list[
             problems.append(f"image without a caption: {src}")
         elif not fig.find("figcaption").find(class_="caption-number"):
             problems.append(f"image caption is not numbered: {src}")
+
+    # visible input code (cells whose input is hidden behind a toggle scroll inside it: not counted)
+    for cell in main.select("div.cell"):
+        classes = set(cell.get("class") or [])
+        if classes & {"tag_hide-input", "tag_hide-cell"}:
+            continue
+        for pre in cell.select("div.cell_input pre"):
+            for line in pre.get_text().splitlines():
+                if len(line) > MAX_LINE:
+                    problems.append(f"code line of {len(line)} characters (scrolls off the page): {line[:70]!r}...")
 
     # outputs
     for out in main.select("div.cell_output"):
