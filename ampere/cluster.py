@@ -1294,14 +1294,19 @@ def mlperf_rows() -> list[dict[str, str]]:
     for r in mlperf():
         p = r.params
         for name, value in r.figures.items():
-            unit = name.rsplit("_", 1)[-1] if not name.endswith("_ratio") else "x"
-            label = name[: -len(unit) - 1].replace("_", " ") + (" (up to)" if unit == "x" else "")
-            if unit == "ratio":
-                unit = "x"
-            rows.append({"round": p.get("round", ""), "what": p.get("benchmark") or label,
-                         "scale": p.get("scale") or (f"{p['gpus']} GPUs" if "gpus" in p else p.get("versus", "")),
-                         "GPU": r.gpu, "value": f"{value:g} {unit}",
-                         "source": f"{_label(r.source)}, {r.where}"})
+            if name.endswith("_ratio"):  # NVIDIA's round-to-round gains, all "up to" figures
+                label, unit = name[: -len("_ratio")].replace("_", " ") + " (up to)", "x"
+            else:
+                base, unit = name.rsplit("_", 1)
+                label = base.replace("_", " ")
+            label = label.replace("a100", "A100").replace("dlrm", "DLRM")
+            # a benchmark's row names the benchmark; its figure, unless it is the time to train, goes with the unit
+            what = p.get("benchmark") or label
+            unit_text = f"{label}-{unit}" if p.get("benchmark") and label != "time" else unit
+            scale = p.get("scale") or (f"{p['gpus']} GPUs" if "gpus" in p else
+                                       f"against {p['versus']}" if "versus" in p and unit == "x" else "")
+            rows.append({"round": p.get("round", ""), "what": what, "scale": scale, "GPU": r.gpu,
+                         "value": f"{value:g} {unit_text}", "source": f"{_label(r.source)}, {r.where}"})
     return rows
 
 

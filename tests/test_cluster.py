@@ -551,3 +551,15 @@ def test_scaling_rows_fit_the_page_and_gap_rows_keep_percent_on_one_line():
     assert len(row) <= 10 and "GPUs" not in row  # 8 x nodes; the table must not overflow the page column
     assert row["switches"] == cl.superpod(140).switches
     assert all("\u00a0%" in r["gap"] for r in cl.gap_rows())
+
+
+def test_mlperf_rows_name_each_figure_with_its_unit():
+    rows = cl.mlperf_rows()
+    assert len(rows) == sum(len(r.figures) for r in cl.mlperf())
+    gains = [r for r in rows if r["value"].endswith(" x")]
+    assert gains and all(r["what"].endswith("speedup (up to)") for r in gains), gains  # no clipped "_ratio"
+    assert all(r["scale"].startswith("against ") for r in gains)
+    per_acc = next(r for r in rows if r["scale"] == "per-accelerator")
+    assert per_acc["what"] == "BERT" and per_acc["value"].endswith("accelerator-hours")
+    bert = next(r for r in rows if r["round"] == "v0.7" and r["what"] == "BERT" and r["scale"] == "max-scale")
+    assert bert["value"] == "0.81 minutes"
