@@ -32,6 +32,8 @@ HOLLOW = [re.compile(p, re.I) for p in (
     r"\bnot (?:yet )?recorded\b",
     r"could not be retrieved for this book",
     r"\bno recorded result",
+    r"\bis recorded yet\b", r"appears? when this page runs", r"\bfills? in when\b", r"\bNo GPU here\b",
+    r"\bnot measured here\b", r"\bno (?:\w+ ){0,2}results? (?:is|are) (?:recorded|available)",
 )]
 MACHINE = [re.compile(p) for p in (
     r"forced by AMPERE_DEVICE", r"torch \d+\.\d+\.\d+\+cpu", r"\bbackend (?:cpu|cuda)\b",
