@@ -1304,20 +1304,29 @@ class _Speed:
 def _layout_estimate(shape: TransformerShape, seq: int, cards: int, batch: int, spec: specs.GPUSpec,
                      micro_batch: int, recompute: str) -> tuple[Any, bool]:
     """The Megatron model's fastest layout (tensor x pipeline x data) of ``shape`` on ``cards`` GPUs that fits
-    in memory, and whether one fits; when none fits (LoRA plans, whose memory ampere.memory sizes), the plain
-    data-parallel layout, timed all the same."""
+    in memory, and whether one fits; when none fits (LoRA plans, whose memory ampere.memory sizes), the
+    fastest layout all the same. Sequence parallelism with tensor parallelism and the distributed optimizer
+    (ZeRO-1) are on, as in Megatron-LM since 2022."""
     from . import megatron
 
-    cfg = megatron.GPTConfig(shape.layers, shape.hidden, shape.heads, shape.vocab, seq)
-    full = recompute == "full"  # the 2021 model knows full recomputation or none (selective: timed as none)
+    llama_class = hasattr(megatron, "RECOMPUTE")  # the model of issue 16 (shapes, recomputation modes)
+    if llama_class:
+        cfg = dataclasses.replace(shape, seq=seq)
+    else:  # transition: the 2021 model on the GPT layer of the same dimensions, uncalibrated
+        cfg = megatron.GPTConfig(shape.layers, shape.hidden, shape.heads, shape.vocab, seq)
     fitting, others = [], []
     for t in (1, 2, 4, 8):
-        if t > cards or cards % t or shape.heads % t or cfg.vocab % t:
+        if t > cards or cards % t or shape.heads % t or shape.n_kv_heads % t or cfg.vocab % t:
             continue
         for p in range(1, min(shape.layers, 16) + 1):
             if shape.layers % p or cards % (t * p) or batch % (cards // (t * p) * micro_batch):
                 continue
-            est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, full, spec, calibrated=False)
+            if llama_class:
+                est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, recompute, spec,
+                                        sequence_parallel=t > 1, distributed_optimizer=True)
+            else:
+                est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, recompute == "full", spec,
+                                        calibrated=False)
             (fitting if est.fits_in_memory else others).append(est)
     pool = fitting or others
     if not pool:
@@ -1342,8 +1351,6 @@ def _training_speed(w: Workload, spec: specs.GPUSpec, cards: int, net: Network) 
     lay = est.layout
     tps = batch * w.seq_len / est.time_per_iteration_s
     notes = [f"layout: tensor {lay.tensor}, pipeline {lay.pipeline}, data {lay.data} (Megatron model)"]
-    if w.recompute == "selective":
-        notes.append("selective recomputation timed as none (the attention core's recomputation is not modelled)")
     if not fits:
         notes.append("speed of the data-parallel layout; memory from ampere.memory")
     if w.task in ("lora", "qlora"):
