@@ -214,7 +214,8 @@ class Layout:
     microbatches: int  # m
 
     def stage_layers(self, cfg: TransformerShape) -> int:
-        return cfg.layers // self.pipeline
+        """Layers of the most loaded stage: ceil(l / p) (stages of an uneven pipeline differ by one)."""
+        return -(-cfg.layers // self.pipeline)
 
     def chunk_layers(self, cfg: TransformerShape) -> int:
         return cfg.layers // (self.pipeline * self.interleave)
@@ -224,8 +225,11 @@ def layout(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: 
            interleave: int = 1) -> Layout:
     """Check that a layout divides and return it; otherwise ``ValueError`` saying which rule fails.
 
-    Chapter: "Layouts". Rules: heads divisible by t (each tensor rank owns whole heads); layers divisible
-    by p x v (equal stages and chunks); GPUs divisible by t x p (data-parallel size d = n / (t p));
+    Chapter: "Layouts". Rules: heads divisible by t (each tensor rank owns whole heads); at least one
+    layer per stage; with interleaving (v > 1) layers divisible by p x v (equal chunks). Without
+    interleaving a pipeline may be uneven (BLOOM-176B: 70 layers on 12 stages, as Megatron-DeepSpeed
+    partitions it): stages hold ceil(l/p) or floor(l/p) layers and the heaviest one paces the pipeline
+    (:meth:`Layout.stage_layers`). GPUs divisible by t x p (data-parallel size d = n / (t p));
     batch divisible by b x d (m = B / (b d) microbatches per pipeline); with interleaving (v > 1) m must
     be a multiple of p (the paper's schedule) and p > 1.
     """
@@ -238,9 +242,12 @@ def layout(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: 
                          f"each tensor-parallel rank must own whole attention heads (allowed: common divisors)")
     if cfg.vocab % tensor:
         raise ValueError(f"tensor={tensor} does not divide vocab={cfg.vocab} (the output layer is split by vocabulary)")
-    if cfg.layers % (pipeline * interleave):
+    if pipeline > cfg.layers:
+        raise ValueError(f"pipeline={pipeline} exceeds layers={cfg.layers}: every stage needs at least one layer")
+    if interleave > 1 and cfg.layers % (pipeline * interleave):
         raise ValueError(f"layers={cfg.layers} is not divisible by pipeline x interleave = {pipeline} x {interleave} "
-                         f"= {pipeline * interleave}: every pipeline stage and model chunk needs the same number of layers")
+                         f"= {pipeline * interleave}: with interleaving every model chunk needs the same number of "
+                         f"layers (without it, uneven stages are allowed)")
     if gpus % (tensor * pipeline):
         raise ValueError(f"gpus={gpus} is not divisible by tensor x pipeline = {tensor} x {pipeline} = "
                          f"{tensor * pipeline}: the data-parallel size d = gpus / (t p) must be an integer")
@@ -277,7 +284,7 @@ def params_per_gpu(cfg: TransformerShape, tensor: int, pipeline: int) -> dict[st
     if cfg.biases:
         per_layer += sum(o for n, _, o in shapes if n not in row_split) / t
         per_layer += sum(o for n, _, o in shapes if n in row_split)
-    body = per_layer * cfg.layers / p
+    body = per_layer * -(-cfg.layers // p)  # the most loaded stage: ceil(l / p) layers
     embed = V * h / t + (s * h if cfg.positions == "learned" else 0)
     output = V * h / t
     if p == 1:
@@ -334,7 +341,7 @@ def memory_per_gpu(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     recipe = memory.MIXED_ADAM
     state = memory.zero_bytes_per_param(1 if distributed_optimizer else 0, d, recipe)
     per = params_per_gpu(cfg, t, p)
-    layers_stage = cfg.layers // p
+    layers_stage = lay.stage_layers(cfg)
     full = activation_bytes_per_layer(cfg, t, microbatch, "none", sequence_parallel)
     kept = activation_bytes_per_layer(cfg, t, microbatch, rc, sequence_parallel)
     if schedule == "gpipe":
@@ -680,8 +687,12 @@ class _Hardware:
     notes: tuple[str, ...]
 
 
-def _hardware(gpu: str | specs.GPUSpec) -> _Hardware:
+def _hardware(gpu: str | specs.GPUSpec, network: fabrics.NodeNetwork | None = None) -> _Hardware:
+    """The model's view of ``gpu`` in a node ``network`` (default :data:`ampere.fabrics.DGX_A100`)."""
     spec = specs.get(gpu)
+    net = fabrics.DGX_A100 if network is None else network
+    if not isinstance(net, fabrics.NodeNetwork):
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {net!r} ({type(net).__name__})")
     notes: list[str] = []
     precision = "fp16" if spec.supports("fp16") else "fp32"
     peak = spec.peak_flops(precision)
@@ -701,13 +712,16 @@ def _hardware(gpu: str | specs.GPUSpec) -> _Hardware:
     else:
         nvl = spec.pcie_bytes_per_s * INPUTS["nvswitch_allreduce_busbw"].value / a100_nvl
         notes.append(f"{spec.name} has no NVLink: tensor-parallel all-reduces go over PCIe")
-    if not spec.name.startswith("A100-SXM4"):
-        notes.append(f"the cluster model (8 GPUs per node, one HDR adapter per GPU) is a DGX A100's, "
-                     f"applied to {spec.name}")
+    if net.gpu != spec.name and not (net is fabrics.DGX_A100 and spec.name.startswith("A100-SXM4")):
+        notes.append(f"the node network is {net.name}'s ({net.gpus_per_node} GPUs, {net.hcas_per_node} adapters "
+                     f"of {net.hca_bytes_per_s * 8 / 1e9:.0f} Gb/s), applied to {spec.name}")
+    if net.nvlink_domain < net.gpus_per_node:
+        notes.append(f"{net.name}: NVLink joins {net.nvlink_domain} of {net.gpus_per_node} GPUs; the model "
+                     f"treats the node as one fast domain")
     return _Hardware(spec, peak, frac / ref_wave, INPUTS["hbm_fraction"].value * spec.hbm_bytes_per_s,
-                     INPUTS["kernel_gap_s"].value, nvl, INPUTS["nvlink_step_latency_s"].value,
-                     INPUTS["ib_bytes_per_s"].value * INPUTS["ib_fraction"].value,
-                     INPUTS["ib_step_latency_s"].value, int(INPUTS["gpus_per_node"].value), tuple(notes))
+                     INPUTS["kernel_gap_s"].value, nvl, net.intra_latency_s,
+                     net.inter_bytes_per_s_per_gpu * INPUTS["ib_fraction"].value,
+                     net.inter_latency_s, net.gpus_per_node, tuple(notes))
 
 
 _TILES = ((256, 128), (128, 256), (128, 128))  # the large-tile shapes cuBLAS/CUTLASS use for 16-bit GEMMs
@@ -949,14 +963,15 @@ def _dp_allreduce_time(hw: _Hardware, nbytes: float, t: int, d: int) -> float:
 @functools.lru_cache(maxsize=4096)
 def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
                      interleave: int, recompute: str, gpu: str, scatter_gather: bool, ddp: str,
-                     sequence_parallel: bool, distributed_optimizer: bool, eta: float) -> Estimate:
+                     sequence_parallel: bool, distributed_optimizer: bool, eta: float,
+                     network: fabrics.NodeNetwork) -> Estimate:
     lay = layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)
-    hw = _hardware(gpu)
+    hw = _hardware(gpu, network)
     t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
     s, h, V = cfg.seq, cfg.hidden, cfg.vocab
     tokens = b * s
     lc = _layer_costs(cfg, hw, t, b, sequence_parallel)
-    layers = cfg.layers // p
+    layers = lay.stage_layers(cfg)  # the heaviest stage paces the pipeline (uneven splits: ceil(l / p))
     if recompute == "full":  # every layer's forward runs a second time before its backward
         again = dict(lc["fwd"])
     elif recompute == "selective":  # only the attention core (scores, softmax, dropout, times V)
@@ -1028,14 +1043,17 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
 def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
              interleave: int = 1, recompute: str | bool = "full", gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
              calibrated: bool = False, *, scatter_gather: bool = True, ddp: str = "local",
-             sequence_parallel: bool = False, distributed_optimizer: bool = False) -> Estimate:
+             sequence_parallel: bool = False, distributed_optimizer: bool = False,
+             network: fabrics.NodeNetwork | None = None) -> Estimate:
     """Predict one training iteration of ``cfg`` with PTD-P on ``gpus`` GPUs (Megatron-LM, 16-bit).
 
     Chapter: "A throughput model built from hardware". Per microbatch and GPU, a transformer layer costs
     its GEMMs (roofline with wave quantisation, :func:`gemm_time`, from the published MAMF figure of
     :mod:`ampere.gemm`), the attention's batched GEMMs and softmax/dropout traffic, the other memory-bound
     kernels of :data:`MEMORY_OPS`, and four tensor-parallel collectives over NVSwitch
-    (:mod:`ampere.collectives`, node network :data:`ampere.fabrics.DGX_A100`). ``recompute`` is "full"
+    (:mod:`ampere.collectives`). ``network`` is the node's network as data (an
+    :class:`ampere.fabrics.NodeNetwork`: GPUs per node, adapters and their rate, latencies; default
+    :data:`ampere.fabrics.DGX_A100`; a 4-HCA node is ``fabrics.DGX_A100.with_(hcas_per_node=4)``). ``recompute`` is "full"
     (the forward runs twice), "selective" (the attention core runs twice, korthikanti2022reducing) or
     "none"; True/False are aliases of "full"/"none". ``sequence_parallel`` splits the b s h memory-bound
     kernels over the tensor ranks and turns each all-reduce into a reduce-scatter plus an all-gather;
@@ -1064,8 +1082,10 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     spec = specs.get(gpu)
     layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)  # ValueError before anything else
     eta = system_efficiency() if calibrated else 1.0
+    net = fabrics.DGX_A100 if network is None else network
+    _hardware(spec, net)  # TypeError for a network that is not a NodeNetwork
     est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name,
-                           scatter_gather, ddp, sequence_parallel, distributed_optimizer, eta)
+                           scatter_gather, ddp, sequence_parallel, distributed_optimizer, eta, net)
     return replace(est, breakdown=dict(est.breakdown), memory=dict(est.memory))  # callers may edit their copy
 
 

@@ -60,7 +60,8 @@ CFG = M.GPTConfig(layers=24, hidden=2304, heads=24)
 
 @pytest.mark.parametrize("kwargs,match", [
     (dict(gpus=32, batch=512, tensor=5, pipeline=1), "tensor=5 does not divide heads=24"),
-    (dict(gpus=35, batch=512, tensor=1, pipeline=5), "layers=24 is not divisible by pipeline x interleave"),
+    (dict(gpus=35, batch=560, tensor=1, pipeline=5, interleave=2), "layers=24 is not divisible by pipeline x interleave"),
+    (dict(gpus=50, batch=500, tensor=1, pipeline=25), "pipeline=25 exceeds layers=24"),
     (dict(gpus=36, batch=512, tensor=8, pipeline=1), "gpus=36 is not divisible by tensor x pipeline"),
     (dict(gpus=32, batch=500, tensor=1, pipeline=1, microbatch=16), "batch=500 is not divisible by microbatch x data"),
     (dict(gpus=8, batch=12, tensor=1, pipeline=4, microbatch=1, interleave=2), "multiple of pipeline"),
@@ -435,6 +436,33 @@ def test_llama_shapes_have_exact_parameter_counts():
     assert fl == 32 * 3 * (2 * 4096 * linear + 4 * 4096**2 * 4096) + 6 * 4096 * 4096 * 32000
     est = M.estimate(llama7, 64, 256, 2, 1, 1, recompute="selective", sequence_parallel=True)
     assert est.fits_in_memory and est.tflops_per_gpu > 0
+
+
+def test_node_network_is_data():
+    from ampere import fabrics
+
+    cfg = M.table1_config("145B")
+    dgx = M.estimate(cfg, 1536, 2304, 8, 8, 2, 2)
+    assert dgx.time_per_iteration_s == M.estimate(cfg, 1536, 2304, 8, 8, 2, 2,
+                                                  network=fabrics.DGX_A100).time_per_iteration_s
+    half = M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, network=fabrics.DGX_A100.with_(hcas_per_node=4))
+    assert half.breakdown["pipeline sends"] > dgx.breakdown["pipeline sends"]
+    assert half.breakdown["data-parallel all-reduce"] > dgx.breakdown["data-parallel all-reduce"]
+    with pytest.raises(TypeError, match="network must be"):
+        M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, network="DGX A100")
+
+
+def test_uneven_pipeline_bloom_layout_is_accepted():
+    # a BLOOM-176B-sized model: 70 layers on 12 stages (the example of an uneven split); the heaviest
+    # stage (6 layers) paces the pipeline, so it runs like 72 layers
+    bloom = M.GPTConfig(70, 14336, 112, 250880, 2048, positions="rope")
+    lay = M.layout(bloom, 384, 2048, 4, 12)
+    assert lay.stage_layers(bloom) == 6
+    est = M.estimate(bloom, 384, 2048, 4, 12)
+    even = M.estimate(M.GPTConfig(72, 14336, 112, 250880, 2048, positions="rope"), 384, 2048, 4, 12)
+    assert est.time_per_iteration_s == pytest.approx(even.time_per_iteration_s, rel=0.02)
+    with pytest.raises(ValueError, match="with interleaving"):
+        M.layout(bloom, 384, 2048, 4, 12, interleave=2)
 
 
 def test_search_layouts_skips_layouts_that_do_not_fit():
