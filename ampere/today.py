@@ -1309,11 +1309,7 @@ def _layout_estimate(shape: TransformerShape, seq: int, cards: int, batch: int, 
     (ZeRO-1) are on, as in Megatron-LM since 2022."""
     from . import megatron
 
-    llama_class = hasattr(megatron, "RECOMPUTE")  # the model of issue 16 (shapes, recomputation modes)
-    if llama_class:
-        cfg = dataclasses.replace(shape, seq=seq)
-    else:  # transition: the 2021 model on the GPT layer of the same dimensions, uncalibrated
-        cfg = megatron.GPTConfig(shape.layers, shape.hidden, shape.heads, shape.vocab, seq)
+    cfg = dataclasses.replace(shape, seq=seq)
     fitting, others = [], []
     for t in (1, 2, 4, 8):
         if t > cards or cards % t or shape.heads % t or shape.n_kv_heads % t or cfg.vocab % t:
@@ -1321,12 +1317,8 @@ def _layout_estimate(shape: TransformerShape, seq: int, cards: int, batch: int, 
         for p in range(1, min(shape.layers, 16) + 1):
             if shape.layers % p or cards % (t * p) or batch % (cards // (t * p) * micro_batch):
                 continue
-            if llama_class:
-                est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, recompute, spec,
-                                        sequence_parallel=t > 1, distributed_optimizer=True)
-            else:
-                est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, recompute == "full", spec,
-                                        calibrated=False)
+            est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, recompute, spec,
+                                    sequence_parallel=t > 1, distributed_optimizer=True)
             (fitting if est.fits_in_memory else others).append(est)
     pool = fitting or others
     if not pool:
