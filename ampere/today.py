@@ -38,11 +38,12 @@ from . import check, results, specs, transformer
 from .transformer import TransformerShape
 
 __all__ = [
-    "GPUS", "SEED_GPUS", "MODELS", "shape_of", "PriceRange", "seed_prices", "hyperscaler_prices_2023",
-    "price_table", "hours_for_budget", "spec_rows", "seed_spec_check", "TASKS", "INFERENCE_FORMATS",
-    "TRAIN_PRECISIONS", "Workload", "GPUPlan", "plan", "plans", "best", "decision_table",
-    "seed_decision_matrix", "MATRIX_RUNS", "decision_matrix_check", "fp64_per_dollar", "break_even_price",
-    "price_rows", "break_even_rows", "decode_run_bound", "decode_points", "show_decode", "TrainingRunCheck", "training_run_checks",
+    "GPUS", "SEED_GPUS", "LLAMA_65B", "MODELS", "shape_of", "PriceRange", "seed_prices",
+    "hyperscaler_prices_2023", "price_table", "hours_for_budget", "price_rows", "spec_rows", "seed_spec_check",
+    "TASKS", "INFERENCE_FORMATS", "TRAIN_PRECISIONS", "Workload", "GPUPlan", "Network", "plan", "plans", "best",
+    "decision_table", "seed_decision_matrix", "MATRIX_RUNS", "decision_matrix_check", "fp64_per_dollar",
+    "break_even_price", "break_even_rows", "decode_run_bound", "decode_points", "show_decode",
+    "FIXED_MFU_BASELINE", "ASSUMED_GPUS", "RUN_RECOMPUTE", "TrainingRunCheck", "training_run_checks",
     "training_points", "show_training_runs", "a800_spec", "gradient_allreduce_time", "claims_rows",
 ]
 
@@ -298,7 +299,7 @@ def seed_spec_check() -> list[dict[str, str]]:
     for row in results.table("today-seed-specs")["rows"]:
         s = specs.get(row["gpu"])
         shown, verdict = _spec_verdict(row["quantity"], s, row)
-        rows.append({"quantity": row["quantity"], "GPU": s.name, "seed": row["printed"], "package": shown,
+        rows.append({"quantity": row["quantity"], "GPU": s.name, "article": row["printed"], "package": shown,
                      "verdict": verdict})
     return rows
 
@@ -745,7 +746,7 @@ def decision_matrix_check(prices: Mapping[str, PriceRange] | None = None,
 
     For every row the calculator picks the cheapest GPU per token (or per FP64 FLOP, or per hour, as the
     row asks) at the low and at the high end of the price ranges (default: :func:`seed_prices`).
-    ``verdict``: "agrees" when the seed's choice wins at both ends, "depends on prices" at one, "disagrees"
+    ``verdict``: "agrees" when the article's choice wins at both ends, "depends on prices" at one, "disagrees"
     at neither, "outside the model" for rendering rows. ``evidence`` gives the numbers behind it.
     Chapter: *The A100 today*, "The seed's decision matrix, row by row".
     """
@@ -754,7 +755,7 @@ def decision_matrix_check(prices: Mapping[str, PriceRange] | None = None,
     for entry in seed_decision_matrix():
         choice = entry["seed_choice"]
         run, shown = MATRIX_RUNS[entry["workload"]]
-        out = {"workload": entry["workload"], "seed's choice": choice, "seed's reason": entry["seed_reason"],
+        out = {"workload": entry["workload"], "article's choice": choice, "article's reason": entry["seed_reason"],
                "calculator runs": shown}
         if run is None:
             out.update({"cheapest (low prices)": "-", "cheapest (high prices)": "-", "verdict": "outside the model",
@@ -1237,8 +1238,9 @@ def _training_run_checks() -> tuple[TrainingRunCheck, ...]:
             published = float(p["tokens"]) / (float(f["gpu_hours"]) * 3600)
             assumptions.append("tokens/s per GPU = tokens / published GPU-hours")
         assumptions.append(f"{RUN_RECOMPUTE} recomputation")
-        assumptions.append(f"a batch of {p['global_batch_tokens'] / 1e6:.0f}M tokens read as "
-                           f"{_batch_sequences(float(p['global_batch_tokens']), int(p['seq']))} sequences of {p['seq']}")
+        seqs = _batch_sequences(float(p["global_batch_tokens"]), int(p["seq"]))
+        assumptions.append(f"a batch of {p['global_batch_tokens'] / 1e6:.0f}M tokens read as {seqs} sequences "
+                           f"of {p['seq']}")
         spec = specs.get(rec.gpu)
         speed = _training_speed(_run_workload(rec, gpus, None), spec, gpus, _network(spec, gpus))
         base = _fixed_mfu_tokens_per_s(rec.params["model"], "pretrain", FIXED_MFU_BASELINE, specs.get(rec.gpu))

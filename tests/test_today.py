@@ -227,7 +227,8 @@ def test_decision_matrix_check_row_by_row():
     assert rows["Single-model inference"]["verdict"] == "agrees"
     for r in rows.values():  # the verdict is what the two cheapest columns say
         if r["verdict"] != "outside the model":
-            wins = (r["cheapest (low prices)"] == r["seed's choice"]) + (r["cheapest (high prices)"] == r["seed's choice"])
+            choice = r["article's choice"]
+            wins = (r["cheapest (low prices)"] == choice) + (r["cheapest (high prices)"] == choice)
             assert r["verdict"] == {2: "agrees", 1: "depends on prices", 0: "disagrees"}[wins]
     assert rows["Inference at scale"]["verdict"] == "disagrees"  # MIG gives isolation, not cheaper tokens
     # with prices that make the A2000 nearly free, the seed's choice wins; nearly free A6000s beat it
@@ -235,7 +236,8 @@ def test_decision_matrix_check_row_by_row():
     rows_cheap = {r["workload"]: r for r in today.decision_matrix_check(cheap)}
     assert rows_cheap["Fine-tuning models < 3B"]["verdict"] == "agrees"
     dear = today.price_table({A6000: (0.001, 0.002)})
-    assert {r["workload"]: r for r in today.decision_matrix_check(dear)}["Fine-tuning models < 3B"]["verdict"] == "disagrees"
+    rows_dear = {r["workload"]: r for r in today.decision_matrix_check(dear)}
+    assert rows_dear["Fine-tuning models < 3B"]["verdict"] == "disagrees"
 
 
 def test_break_even_price():
