@@ -18,18 +18,6 @@ BUDGET_S = 60.0
 ROOT = Path(__file__).resolve().parents[1]
 
 
-#: benches whose chapter engineer is making them run on the CPU right now (removed at 08:00 UTC at the latest)
-NOT_READY = {
-    "megatron": "returns before benchcli.finish_bench on the CPU",
-}
-
-
-def _cases():
-    for name in sorted(cli.BENCHES):
-        marks = [pytest.mark.xfail(strict=False, reason=NOT_READY[name])] if name in NOT_READY else []
-        yield pytest.param(name, marks=marks, id=name)
-
-
 class _Overtime(Exception):
     pass
 
@@ -39,7 +27,7 @@ def _alarm(signum, frame):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(_cases()))
+@pytest.mark.parametrize("name", sorted(cli.BENCHES))
 def test_bench_runs_on_the_cpu(name, monkeypatch, capsys):
     captured = []
     real_finish = benchcli.finish_bench
