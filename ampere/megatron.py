@@ -48,7 +48,7 @@ __all__ = [
     "Input", "INPUTS", "MEMORY_OPS", "END_OPS", "CALIBRATION_RUN", "Estimate", "estimate", "system_efficiency",
     "gemm_time", "attention_core_roofline", "attention_efficiency", "ATTENTION_BENCHMARK", "CATEGORIES",
     "table1_rows", "table2_rows", "validate", "search_layouts", "claims", "TRAINING_ESTIMATES",
-    "layer_gemm_shapes", "measure_layer_gemms", "bench_main", "markdown_table",
+    "layer_gemm_shapes", "measure_layer_gemms", "bench_main", "markdown_table", "runs_2022", "speedup_2022",
 ]
 
 # ===========================================================================================================
@@ -1189,6 +1189,50 @@ def table2_rows(schedule: str = "default") -> list[dict[str, Any]]:
     return out
 
 
+#: Acceptance of the 2022 runs (issue "Megatron, today"), with no fitted constant: mean and max |error| of
+#: the iteration time, and the selective+SP speed-up over full recomputation within this much of the published one.
+TARGET_2022_MEAN, TARGET_2022_MAX, TARGET_2022_SPEEDUP = 0.06, 0.10, 0.08
+
+
+def runs_2022() -> list[dict[str, Any]]:
+    """The Korthikanti et al. 2022 runs in ``ampere/data/published/training-runs.json``, predicted with no
+    fitted constant: published and predicted MFU (model FLOPs without recomputation / (time x dense peak)),
+    the error of the predicted iteration time, and the record's provenance label.
+
+    Chapter: "Validation: Megatron in 2022". The layout of each run is the record's ``layout_assumed``
+    (the abstract gives model, GPU count and MFU; see the record's note).
+    """
+    peak = specs.get("A100-SXM4-80GB").peak_flops("fp16")
+    out = []
+    for rec in results.records(benchmark="training-run", kind="published"):
+        if rec.source != "korthikanti2022reducing":
+            continue
+        lay = rec.setup["layout_assumed"]
+        cfg = table1_config(rec.params["model"])
+        est = estimate(cfg, rec.params["gpus"], lay["batch"], lay["tensor"], lay["pipeline"], lay["microbatch"],
+                       lay["interleave"], rec.params["recompute"], sequence_parallel=rec.params["sequence_parallel"])
+        model_flops = flops_per_iteration(cfg, lay["batch"], "none")
+        pub_mfu = rec.figure("model_flops_utilization_pct") / 100
+        pub_time = model_flops / (rec.params["gpus"] * peak * pub_mfu)
+        out.append({"id": rec.id, "model": rec.params["model"], "gpus": rec.params["gpus"],
+                    "recompute": rec.params["recompute"], "sequence_parallel": rec.params["sequence_parallel"],
+                    "published_mfu": pub_mfu, "predicted_mfu": model_flops / (rec.params["gpus"] * peak
+                                                                             * est.time_per_iteration_s),
+                    "published_time_s": pub_time, "predicted_time_s": est.time_per_iteration_s,
+                    "error": est.time_per_iteration_s / pub_time - 1, "fits": est.fits_in_memory,
+                    "label": rec.label(), "estimate": est})
+    return out
+
+
+def speedup_2022(rows: Sequence[Mapping[str, Any]] | None = None) -> dict[str, float]:
+    """Selective recomputation + sequence parallelism over full recomputation: published vs predicted."""
+    rows = runs_2022() if rows is None else rows
+    full = next(r for r in rows if r["recompute"] == "full")
+    sel = next(r for r in rows if r["recompute"] == "selective")
+    return {"published": full["published_time_s"] / sel["published_time_s"],
+            "predicted": full["predicted_time_s"] / sel["predicted_time_s"]}
+
+
 def validate() -> tuple[str, bool]:
     """The model against the paper: ``python -m ampere validate megatron``. Returns (report, passed).
 
@@ -1243,6 +1287,18 @@ def validate() -> tuple[str, bool]:
     ok &= t2_ok
     lines.append(f"Table 2 (default schedule): fall within {TARGET_FALL_POINTS:.0f} points and every row within "
                  f"{TARGET_MAX_ABS_ERROR:.0%}: {'PASS' if t2_ok else 'FAIL'}")
+    k22 = runs_2022()
+    for r in k22:
+        lines.append(f"2022 {r['model']} on {r['gpus']}, recompute {r['recompute']}"
+                     f"{' + SP' if r['sequence_parallel'] else ''}: MFU published {r['published_mfu']:.1%}, predicted "
+                     f"{r['predicted_mfu']:.1%} (no fitted constant), time error {r['error']:+.1%}")
+    errs = [abs(r["error"]) for r in k22]
+    sp = speedup_2022(k22)
+    k_ok = (statistics.mean(errs) <= TARGET_2022_MEAN and max(errs) <= TARGET_2022_MAX
+            and abs(sp["predicted"] - sp["published"]) <= TARGET_2022_SPEEDUP)
+    ok &= k_ok
+    lines.append(f"2022 runs: mean |error| {statistics.mean(errs):.1%}, max {max(errs):.1%}; speed-up published "
+                 f"{sp['published']:.3f}, predicted {sp['predicted']:.3f}: {'PASS' if k_ok else 'FAIL'}")
     return "\n".join(lines), bool(ok)
 
 

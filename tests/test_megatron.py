@@ -486,3 +486,19 @@ def test_lab_layer_keeps_every_tensor_on_the_activation_device():
     y = L._head(p, L._layer(p, 0, L._embed(p, torch.zeros(2, cfg.seq, dtype=torch.long, device="meta")) + x, cfg.heads,
                             ident, ident))
     assert y.device.type == "meta" and tuple(y.shape) == (2, cfg.seq, len(L._vocab()))
+
+
+def test_2022_runs_predicted_without_a_fitted_constant():
+    rows = M.runs_2022()
+    assert {r["recompute"] for r in rows} == {"full", "selective"}
+    for r in rows:
+        assert not r["estimate"].calibrated and r["fits"]
+        assert r["label"].startswith("published: korthikanti2022reducing")
+        # MFU and time are two views of one number: their errors agree
+        assert r["predicted_mfu"] / r["published_mfu"] == pytest.approx(1 / (1 + r["error"]))
+    errs = [abs(r["error"]) for r in rows]
+    assert sum(errs) / len(errs) <= M.TARGET_2022_MEAN and max(errs) <= M.TARGET_2022_MAX
+    sp = M.speedup_2022(rows)
+    assert sp["published"] == pytest.approx(54.2 / 42.1)
+    assert abs(sp["predicted"] - sp["published"]) <= M.TARGET_2022_SPEEDUP
+    assert sp["predicted"] > 1.15  # selective + SP is clearly faster, as published
