@@ -1221,10 +1221,21 @@ def _batch_sequences(batch_tokens: float, seq: int) -> int:
     return 2 ** max(0, round(math.log2(batch_tokens / seq)))
 
 
+_RUN_PARAMS = frozenset({"model", "tokens", "seq", "global_batch_tokens"})
+
+
+def _plannable_runs() -> list[results.Record]:
+    """Published A100 training runs the calculator can plan: a shape it knows, tokens, sequence length and
+    global batch (the Llama runs of ``training-runs-llama.json``; other chapters' runs lack some of them)."""
+    return [r for r in results.records(benchmark="training-run", kind="published")
+            if _RUN_PARAMS <= set(r.params) and r.params["model"] in MODELS and r.gpu == "A100-SXM4-80GB"
+            and ({"gpu_hours", "per_gpu_tokens_per_s"} & set(r.figures))]
+
+
 @functools.lru_cache(maxsize=None)
 def _training_run_checks() -> tuple[TrainingRunCheck, ...]:
     out = []
-    for rec in results.records(benchmark="training-run", kind="published"):
+    for rec in _plannable_runs():
         f, p = rec.figures, rec.params
         assumptions = []
         if "gpus" in p:
@@ -1254,7 +1265,8 @@ def _training_run_checks() -> tuple[TrainingRunCheck, ...]:
 def training_run_checks() -> list[TrainingRunCheck]:
     """Every published Llama pre-training run on A100s against the calculator's training-time model.
 
-    The runs are ``ampere/data/published/training-runs-llama.json``: the Llama 2 7B/13B/70B GPU-hours of
+    The runs are those of ``ampere/data/published/training-runs-llama.json`` (:func:`_plannable_runs`):
+    the Llama 2 7B/13B/70B GPU-hours of
     their model card and LLaMA 65B's tokens/s per GPU. Each is planned as pre-training of its shape on
     its GPUs (2048 when unpublished, :data:`ASSUMED_GPUS`) with its published global batch and sequence
     length, once with the training-time model and once at a fixed 40 % utilisation
@@ -1268,10 +1280,14 @@ def training_points() -> list[Any]:
     """:func:`training_run_checks` as ``views.Point`` rows: tokens/s per GPU, model beside published."""
     from . import views
 
-    return [views.point(c.record, "per_gpu_tokens_per_s", f"{c.model}, {c.gpus:,} GPUs",
-                        c.predicted_tokens_per_s_per_gpu, "tokens/s per GPU")
+    def what(c: TrainingRunCheck) -> str:
+        assumed = " (assumed)" if "gpus" not in c.record.params else ""
+        return f"{c.model}, {c.gpus:,} GPUs{assumed}"
+
+    return [views.point(c.record, "per_gpu_tokens_per_s", what(c), c.predicted_tokens_per_s_per_gpu,
+                        "tokens/s per GPU")
             if "per_gpu_tokens_per_s" in c.record.figures else
-            views.Point(f"{c.model}, {c.gpus:,} GPUs", c.record.gpu, c.predicted_tokens_per_s_per_gpu,
+            views.Point(what(c), c.record.gpu, c.predicted_tokens_per_s_per_gpu,
                         c.published_tokens_per_s_per_gpu, "tokens/s per GPU", "published",
                         views.source_text(c.record) + " (GPU-hours)")
             for c in training_run_checks()]
