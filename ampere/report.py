@@ -884,8 +884,11 @@ def _run_allreduce(ctx: ProbeContext) -> list[dict[str, Any]]:
 
     n = min(int(ctx.info.gpu_count), 8)
     ctx.progress(f"all-reduce of {_ALLREDUCE_BYTES >> 20} MiB on {n} GPUs (NCCL)")
-    # launch.spawn may wait timeout_s + 30 s for a hung rank: keep that inside the report's budget
-    timeout = max(20.0, min(120.0, ctx.time_left_s() - 30.0))
+    from . import launch
+
+    # the longest launch.spawn can take is launch.max_wall_s(timeout): keep it inside the report's budget
+    overhead = launch.max_wall_s(1.0) - 1.0
+    timeout = max(20.0, min(120.0, ctx.time_left_s() - overhead))
     run = interconnect.run_collective("all_reduce", [_ALLREDUCE_BYTES], n, backend="nccl",
                                       samples=10 if ctx.quick else 20, timeout_s=timeout)
     model, label = _link_model(ctx.spec)
