@@ -1005,7 +1005,7 @@ def claims_rows() -> list[dict[str, str]]:
     def full13() -> tuple[str, str]:
         cards = memory.min_gpus_zero(shape_of("13B").params, a100, 3, reserve_bytes=reserve)
         return ("does not hold with mixed Adam",
-                f"16 bytes per parameter: at most {memory.max_trainable_params(a100) / 1e9:.2f}B before "
+                f"16 bytes per parameter: at most {memory.max_trainable_params(a100) / 1e9:.1f}B before "
                 f"activations; a 13B needs {cards} cards with ZeRO-3 before activations")
 
     def a7b() -> tuple[str, str]:
