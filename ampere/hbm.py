@@ -760,7 +760,7 @@ def measure_bandwidth(device: Any = None, *, quick: bool = True, kernels: Iterab
         moved = (k.reads + k.writes) * n * 4
         bw = m.rate(moved)
         derived = {"bytes_read": k.reads * n * 4, "bytes_written": k.writes * n * 4, "bytes_moved": moved,
-                   "bytes_per_s": bw, "copy_bytes_per_s": m.rate(n * 4) if (k.reads, k.writes) == (1, 1) else None,
+                   "bytes_per_s": bw, "copied_bytes_per_s": m.rate(n * 4) if (k.reads, k.writes) == (1, 1) else None,
                    "datasheet_bytes_per_s": spec.hbm_bytes_per_s if spec else None,
                    "pct_of_datasheet": 100 * bw / spec.hbm_bytes_per_s if spec else None}
         records.append({"params": {"experiment": "bandwidth", "kernel": name, "engine": k.engine,
@@ -906,7 +906,7 @@ class BandwidthRow(_Row):
     array_bytes: int | None
     bytes_per_s: float
     pct_of_datasheet: float | None
-    copy_bytes_per_s: float | None
+    copied_bytes_per_s: float | None
     samples: int | None
     rel_iqr: float | None
 
@@ -923,7 +923,7 @@ def bandwidth_rows(records: Iterable[Mapping[str, Any]]) -> list[BandwidthRow]:
             continue
         meas = r.get("measurement") or {}
         rows.append(BandwidthRow(p["kernel"], p.get("engine"), p.get("array_bytes"), d["bytes_per_s"],
-                                 d.get("pct_of_datasheet"), d.get("copy_bytes_per_s"), meas.get("n"),
+                                 d.get("pct_of_datasheet"), d.get("copied_bytes_per_s"), meas.get("n"),
                                  meas.get("rel_iqr")))
     return rows
 
@@ -990,7 +990,7 @@ def _summary(bw: list[dict[str, Any]], sweep: list[dict[str, Any]], capacity: Ca
     lines = [f"HBM benchmark on {device_label}"]
     for row in bandwidth_rows(bw):
         pct = f"{row.pct_of_datasheet:.1f}% of datasheet" if row.pct_of_datasheet is not None else "no datasheet"
-        cp = f", copy throughput {row.copy_bytes_per_s / 1e9:.0f} GB/s" if row.copy_bytes_per_s else ""
+        cp = f", copy throughput {row.copied_bytes_per_s / 1e9:.0f} GB/s" if row.copied_bytes_per_s else ""
         lines.append(f"  {row.kernel:6s} {row.engine:6s} {row.bytes_per_s / 1e9:9.1f} GB/s "
                      f"(reads+writes){cp}; {pct}")
     if sweep:

@@ -86,11 +86,11 @@ def test_hbm_bandwidth_counts_bytes_per_kernel_and_retries_oom(fake_cuda):  # no
     d = copy["derived"]
     assert (d["bytes_read"], d["bytes_written"], d["bytes_moved"]) == (n_copy, n_copy, 2 * n_copy)
     assert d["bytes_per_s"] == pytest.approx(2 * n_copy / 2e-3)  # a copy reads N and writes N
-    assert d["copy_bytes_per_s"] == pytest.approx(n_copy / 2e-3)  # nvbandwidth's N/t
+    assert d["copied_bytes_per_s"] == pytest.approx(n_copy / 2e-3)  # nvbandwidth's N/t
     assert d["pct_of_datasheet"] == pytest.approx(100 * d["bytes_per_s"] / spec.hbm_bytes_per_s)
     r = read["derived"]
     assert r["bytes_written"] == 0 and r["bytes_read"] == read["params"]["array_bytes"]
-    assert r["copy_bytes_per_s"] is None
+    assert r["copied_bytes_per_s"] is None
     assert fake.allocated[0] == 0
 
 

@@ -251,8 +251,8 @@ def test_measure_bandwidth_cpu_counts_bytes():
     assert by["write"]["derived"]["bytes_moved"] == n
     assert by["copy"]["derived"]["bytes_moved"] == 2 * n  # a copy reads N and writes N
     assert by["triad"]["derived"]["bytes_moved"] == 3 * n
-    assert by["copy"]["derived"]["copy_bytes_per_s"] == pytest.approx(by["copy"]["derived"]["bytes_per_s"] / 2)
-    assert by["read"]["derived"]["copy_bytes_per_s"] is None
+    assert by["copy"]["derived"]["copied_bytes_per_s"] == pytest.approx(by["copy"]["derived"]["bytes_per_s"] / 2)
+    assert by["read"]["derived"]["copied_bytes_per_s"] is None
     assert all(r["derived"]["pct_of_datasheet"] is None for r in recs)  # a CPU has no datasheet here
     assert all(r["derived"]["bytes_per_s"] > 0 for r in recs)
     rows = hbm.bandwidth_rows(recs)
@@ -427,7 +427,7 @@ def test_views_run_on_the_cpu(monkeypatch):
 
 def _fake_records(copy_pct, knee_at, l2=40 * 2**20):
     bw = [{"params": {"experiment": "bandwidth", "kernel": k, "engine": "SM"},
-           "derived": {"bytes_per_s": copy_pct * 20.39e9, "pct_of_datasheet": copy_pct, "copy_bytes_per_s": None}}
+           "derived": {"bytes_per_s": copy_pct * 20.39e9, "pct_of_datasheet": copy_pct, "copied_bytes_per_s": None}}
           for k in ("copy", "scale")]
     f = hbm.sweep_footprints(l2, 16)
     sweep = [{"params": {"experiment": "l2_sweep", "footprint_bytes": x, "device_l2_bytes": l2},
