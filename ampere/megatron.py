@@ -49,6 +49,7 @@ __all__ = [
     "gemm_time", "attention_core_roofline", "attention_efficiency", "ATTENTION_BENCHMARK", "CATEGORIES",
     "table1_rows", "table2_rows", "validate", "search_layouts", "claims", "TRAINING_ESTIMATES",
     "layer_gemm_shapes", "measure_layer_gemms", "bench_main", "markdown_table", "runs_2022", "speedup_2022",
+    "ValidationGroup", "validation_groups",
 ]
 
 # ===========================================================================================================
@@ -1231,6 +1232,45 @@ def speedup_2022(rows: Sequence[Mapping[str, Any]] | None = None) -> dict[str, f
     sel = next(r for r in rows if r["recompute"] == "selective")
     return {"published": full["published_time_s"] / sel["published_time_s"],
             "predicted": full["predicted_time_s"] / sel["predicted_time_s"]}
+
+
+@dataclass(frozen=True)
+class ValidationGroup:
+    """Errors of one group of published runs against :func:`estimate` (see :func:`validation_groups`)."""
+
+    group: str
+    source: str  # bib key
+    runs: int
+    calibrated: bool  # False: no fitted constant
+    mean_abs_error: float
+    max_abs_error: float
+
+
+def validation_groups() -> list[ValidationGroup]:
+    """Error per group of published A100 runs, with no fitted constant, and the 2021 fit for comparison.
+
+    Chapter: "Validation: Megatron in 2022". Groups: the 2021 Table 1 (run-script settings), Table 2
+    (default schedule), the 2022 runs (:func:`runs_2022`). The error is on throughput (Tables 1-2) or
+    iteration time (2022 runs).
+    """
+    t1 = table1_rows()
+    t2_unc = [(_row_estimate(r, calibrated=False, interleave=1, ddp="local").tflops_per_gpu / r["tflops_per_gpu"]
+               - 1) for r in TABLE2]
+    t2_cal = [r["error"] for r in table2_rows("default")]
+    k22 = [r["error"] for r in runs_2022()]
+
+    def group(name: str, source: str, errs: Sequence[float], cal: bool) -> ValidationGroup:
+        a = [abs(e) for e in errs]
+        return ValidationGroup(name, source, len(a), cal, statistics.mean(a), max(a))
+
+    return [
+        group("2021 Table 1 (weak scaling)", "narayanan2021megatron", [r["error_uncalibrated"] for r in t1], False),
+        group("2021 Table 2 (strong scaling)", "narayanan2021megatron", t2_unc, False),
+        group("2022: full and selective + SP", "korthikanti2022reducing", k22, False),
+        group("2021 Table 1, 2021 fit (9 held-out rows)", "narayanan2021megatron",
+              [r["error_calibrated"] for r in t1 if not r["calibration_run"]], True),
+        group("2021 Table 2, 2021 fit", "narayanan2021megatron", t2_cal, True),
+    ]
 
 
 def validate() -> tuple[str, bool]:
