@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import nbformat
 
-#: The first code cell of every chapter, character for character. It installs the companion package on
-#: Colab (and only there), then does nothing else.
-BOOTSTRAP = '''# Colab only: install the companion package `ampere` (does nothing anywhere else).
-import importlib.util, os, subprocess, sys
-if "google.colab" in sys.modules and importlib.util.find_spec("ampere") is None:
-    _spec = os.environ.get("AMPERE_PIP_SPEC",
-                           "ampere-book @ git+https://github.com/ampere-by-experiment/ampere-book@main")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", _spec], check=True)'''
+#: The release tag the notebooks of this version install on Colab (the package version, see pyproject.toml).
+RELEASE_TAG = "v0.2.0"
 
-BOOTSTRAP_TAGS = ["hide-input", "nbval-ignore-output"]
+#: The first code cell of every chapter, character for character. On Colab it installs the companion
+#: package at the release the notebook belongs to (``AMPERE_PIP_SPEC`` overrides it); elsewhere, when the
+#: package is missing, it prints the one ``pip install`` line to run. It never does anything else.
+BOOTSTRAP = f'''# The companion package `ampere`: installed on Colab, or the line to install it elsewhere.
+import importlib.util, os, subprocess, sys
+_spec = os.environ.get("AMPERE_PIP_SPEC", "ampere-book @ "
+                       "git+https://github.com/ampere-by-experiment/ampere-book@{RELEASE_TAG}")
+if importlib.util.find_spec("ampere") is None:
+    if "google.colab" in sys.modules:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", _spec], check=True)
+    else:
+        print(f"This chapter needs the companion package. Install it with:\\n  pip install '{{_spec}}'")'''
+
+BOOTSTRAP_TAGS = ["remove-input", "nbval-ignore-output"]
 
 #: Environment under which stored outputs are produced (the reference platform: CPU, one thread).
 EXECUTION_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
