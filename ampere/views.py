@@ -108,12 +108,13 @@ def best(records: Iterable[Record]) -> list[Record]:
     return sorted(records, key=lambda r: (r.kind != "measured", r.gpu, r.date))
 
 
-def _fmt(v: float | None, digits: int) -> str:
+def _fmt(v: float | None, digits: int | None) -> str:
+    """``digits`` decimals, or (None) four significant digits: 271.2, 1,490, 41.7, 0.87."""
     if v is None:
         return ""
     if v != 0 and (abs(v) >= 10 ** 6 or abs(v) < 10 ** -3):
-        return f"{v:.{max(digits, 1)}e}"
-    return f"{v:,.{digits}f}"
+        return f"{v:.{max(digits or 3, 1)}e}"
+    return f"{v:,.4g}" if digits is None else f"{v:,.{digits}f}"
 
 
 def ratio_text(r: float | None) -> str:
@@ -121,8 +122,10 @@ def ratio_text(r: float | None) -> str:
     return "" if r is None else f"{r:.2f}×"
 
 
-def table(points: Sequence[Point], *, model_label: str = "model", real_label: str = "real", digits: int = 1) -> str:
-    """The Markdown table of ``points``: GPU, quantity, model, real, real/model, source."""
+def table(points: Sequence[Point], *, model_label: str = "model", real_label: str = "real",
+          digits: int | None = None) -> str:
+    """The Markdown table of ``points``: GPU, quantity, model, real, real/model, source. Numbers get
+    ``digits`` decimals, or four significant digits by default."""
     from .tables import markdown_table
 
     if not points:
@@ -178,7 +181,7 @@ def plot(ax: Any, points: Sequence[Point], *, model_label: str = "model", log: b
 
 
 def show(points: Sequence[Point], *, title: str, model_label: str = "model", real_label: str = "real",
-         digits: int = 1, log: bool | None = None, size: str = "full") -> None:
+         digits: int | None = None, log: bool | None = None, size: str = "full") -> None:
     """Display the figure and the Markdown table of ``points`` (in a notebook; prints the table elsewhere).
 
     ``log=None`` chooses a logarithmic axis when the values span more than a decade."""
