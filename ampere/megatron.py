@@ -49,7 +49,7 @@ __all__ = [
     "gemm_time", "attention_core_roofline", "attention_efficiency", "ATTENTION_BENCHMARK", "CATEGORIES",
     "table1_rows", "table2_rows", "validate", "search_layouts", "claims", "TRAINING_ESTIMATES",
     "layer_gemm_shapes", "measure_layer_gemms", "bench_main", "markdown_table", "runs_2022", "speedup_2022",
-    "ValidationGroup", "validation_groups",
+    "ValidationGroup", "validation_groups", "layer_gemm_points", "show_layer_gemms",
 ]
 
 # ===========================================================================================================
@@ -1529,6 +1529,57 @@ def measure_layer_gemms(cfg: TransformerShape, tensor: int = 1, microbatch: int 
         rec.update(measured_s=meas.median_s, tflops=flops / meas.median_s / 1e12, measurement=meas.to_dict())
         out.append(rec)
     return out
+
+
+def layer_gemm_points(info: Any = None) -> list[Any]:
+    """The evidence for the GEMM model as :class:`ampere.views.Point` rows (TFLOP/s, model beside real).
+
+    Chapter: "A throughput model built from hardware", section "Measured". On a CUDA GPU with BF16
+    tensor cores: the forward GEMMs of one 1T layer shard (t = 8, b = 1) measured here. Otherwise:
+    results recorded with ``python -m ampere bench megatron`` on real GPUs, then the published best
+    achievable bf16 matmuls of :func:`ampere.gemm.published_matmul` (A100, H100) at their own shapes.
+    The model column is :func:`gemm_time` for the same shape and GPU (the MAMF figure is one of its
+    inputs, so at that shape the ratio shows only the wave-quantisation correction).
+    """
+    from . import views
+
+    points = []
+    if info is not None and info.backend == "cuda" and info.bf16_tensor:
+        for rec in measure_layer_gemms(table1_config("1T"), tensor=8, microbatch=1, info=info):
+            if rec["measured_s"] is None:
+                continue
+            model = rec["flops"] / rec["model_s"] / 1e12 if rec["model_s"] else None
+            points.append(views.Point(rec["name"], info.spec.name if info.spec else info.label(), model,
+                                      rec["tflops"], "TFLOP/s", "measured", "measured here"))
+        if points:
+            return points
+    for res in results.records(benchmark="megatron", kind="measured"):
+        if "tflop_per_s" not in res.figures:
+            continue
+        model = None
+        if res.params.get("m") and res.gpu in specs.names():
+            model = 2.0 * res.params["m"] * res.params["n"] * res.params["k"] * res.params.get("batch", 1) / \
+                gemm_time(res.params["m"], res.params["n"], res.params["k"], res.params.get("batch", 1), res.gpu) / 1e12
+        points.append(views.point(res, "tflop_per_s", res.params.get("name", "layer GEMM"), model, "TFLOP/s"))
+    for rec in gemm.published_matmul(precision="bf16"):
+        shape = gemm.matmul_shape(rec)
+        if rec.params.get("method") != "mamf" or shape is None or rec.gpu not in specs.names():
+            continue
+        m, n, k = shape
+        model = 2.0 * m * n * k / gemm_time(m, n, k, 1, rec.gpu) / 1e12
+        points.append(views.point(rec, "bf16_tflop_per_s", f"bf16 matmul {m} x {n} x {k} (best shape)", model,
+                                  "TFLOP/s"))
+    return points
+
+
+def show_layer_gemms(info: Any = None) -> None:
+    """Figure and Markdown table of :func:`layer_gemm_points`: the GEMM model beside measured numbers.
+
+    Chapter: "A throughput model built from hardware", section "Measured"."""
+    from . import views
+
+    views.show(layer_gemm_points(info), title="16-bit GEMMs: the model beside measurements",
+               model_label="model (gemm_time)")
 
 
 #: The tiny GPT layer the benchmark times on a CPU (``--device cpu`` or no GPU): a test of the code path.

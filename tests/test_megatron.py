@@ -513,3 +513,14 @@ def test_validation_groups_report_errors_per_group():
     assert t1.runs == 10 and 0.10 < t1.mean_abs_error < 0.20  # the honest 2021 gap, explained in the chapter
     assert groups["2022: full and selective + SP"].max_abs_error <= M.TARGET_2022_MAX
     assert all(g.mean_abs_error <= g.max_abs_error for g in groups.values())
+
+
+def test_layer_gemm_points_show_published_matmuls_without_a_gpu():
+    from ampere import device
+
+    pts = M.layer_gemm_points(device.probe(force="cpu"))
+    gpus = {p.gpu for p in pts}
+    assert {"A100-SXM4-80GB", "H100-SXM5-80GB"} <= gpus
+    for p in pts:
+        assert p.kind in ("published", "recorded") and p.source and "bekman2024mle" not in p.source
+        assert p.model is not None and 0.9 < p.ratio < 1.1  # the model's GEMM input, corrected for waves
