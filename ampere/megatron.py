@@ -301,6 +301,16 @@ def params_per_gpu(cfg: TransformerShape, tensor: int, pipeline: int) -> dict[st
 # ===========================================================================================================
 
 
+def _zero_stage(zero_stage: Any, distributed_optimizer: bool) -> int:
+    """ZeRO stage from ``zero_stage`` (0-3, None) and ``distributed_optimizer`` (stage 1)."""
+    if zero_stage is None:
+        return 1 if distributed_optimizer else 0
+    stage = check.integer("zero_stage", zero_stage, minimum=0, maximum=3)
+    if distributed_optimizer and stage == 0:
+        raise ValueError("distributed_optimizer=True is ZeRO stage 1; zero_stage=0 contradicts it")
+    return stage
+
+
 def activation_bytes_per_layer(cfg: TransformerShape, tensor: int = 1, microbatch: int = 1, recompute: Any = "none",
                                sequence_parallel: bool = False) -> float:
     """Activation bytes one transformer layer keeps for one microbatch (16-bit activations).
@@ -318,10 +328,13 @@ def activation_bytes_per_layer(cfg: TransformerShape, tensor: int = 1, microbatc
 def memory_per_gpu(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
                    interleave: int = 1, recompute: Any = "full", sequence_parallel: bool = False,
                    distributed_optimizer: bool = False, schedule: str = "1f1b", grad_bytes_per_param: int = 2,
-                   gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> dict[str, Any]:
+                   gpu: str | specs.GPUSpec = "A100-SXM4-80GB", zero_stage: int | None = None) -> dict[str, Any]:
     """Bytes per GPU on the most loaded pipeline stage, by kind, and whether it fits in ``gpu``'s memory.
 
-    Chapter: "Memory per GPU". Mixed precision with Adam, from :data:`ampere.memory.MIXED_ADAM`: 16-bit
+    Chapter: "Memory per GPU". ``zero_stage`` 0-3 (:func:`ampere.memory.zero_bytes_per_param`: 1 shards the
+    fp32 state, 2 also the gradients, 3 also the 16-bit weights over the d data-parallel ranks; FSDP's
+    full sharding is stage 3); ``distributed_optimizer=True`` is stage 1. Mixed precision with Adam, from
+    :data:`ampere.memory.MIXED_ADAM`: 16-bit
     weights, ``grad_bytes_per_param`` of gradients (2 for the paper's fp16 runs, 4 when gradients are
     accumulated in fp32, as with bf16) and the fp32 master weights and Adam moments (the ZeRO paper's
     K = 12), divided by d with a distributed optimizer (ZeRO stage 1). Activations: 1F1B keeps at most p
@@ -337,10 +350,11 @@ def memory_per_gpu(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     check.choice("grad_bytes_per_param", grad_bytes_per_param, (2, 4))
     sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
     distributed_optimizer = check.boolean("distributed_optimizer", distributed_optimizer)
+    zstage = _zero_stage(zero_stage, distributed_optimizer)
     spec = specs.get(gpu)
     t, p, d, m, v = tensor, pipeline, lay.data, lay.microbatches, interleave
     recipe = memory.MIXED_ADAM
-    state = memory.zero_bytes_per_param(1 if distributed_optimizer else 0, d, recipe)
+    state = memory.zero_bytes_per_param(zstage, d, recipe)
     per = params_per_gpu(cfg, t, p)
     layers_stage = lay.stage_layers(cfg)
     full = activation_bytes_per_layer(cfg, t, microbatch, "none", sequence_parallel)
@@ -353,7 +367,7 @@ def memory_per_gpu(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     for stage in ("first", "last"):
         n_par = per[stage]
         weights = state.weights * n_par
-        grads = grad_bytes_per_param * n_par
+        grads = grad_bytes_per_param * n_par / (d if zstage >= 2 else 1)
         optimizer = (state.master_weights + state.optimizer_state) * n_par
         flight = in_flight if stage == "first" else 1.0
         act = layers_stage * kept * flight + (full if rc == "full" else 0.0)
@@ -366,7 +380,9 @@ def memory_per_gpu(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     out["stage"] = worst
     out["capacity"] = spec.memory_bytes
     out["fits"] = out["total"] <= spec.memory_bytes
-    out["bytes_per_param"] = state.weights + grad_bytes_per_param + state.master_weights + state.optimizer_state
+    out["bytes_per_param"] = (state.weights + grad_bytes_per_param / (d if zstage >= 2 else 1) + state.master_weights
+                              + state.optimizer_state)
+    out["zero_stage"] = zstage
     return out
 
 
@@ -965,7 +981,7 @@ def _dp_allreduce_time(hw: _Hardware, nbytes: float, t: int, d: int) -> float:
 def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
                      interleave: int, recompute: str, gpu: str, scatter_gather: bool, ddp: str,
                      sequence_parallel: bool, distributed_optimizer: bool, eta: float,
-                     network: fabrics.NodeNetwork) -> Estimate:
+                     network: fabrics.NodeNetwork, zero_stage: int = 0) -> Estimate:
     lay = layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)
     hw = _hardware(gpu, network)
     t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
@@ -1017,7 +1033,12 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
         dp_exposed += collectives.collective_time("all_reduce", 2.0 * V * h / t, 2, hw.ib_bw, hw.ib_lat)
     # the optimizer step streams every parameter's state; a distributed optimizer updates 1/d of them (its
     # reduce-scatter + all-gather move the same bytes as the all-reduce on a ring)
-    optimizer = INPUTS["optimizer_bytes"].value * n_par["max"] / hw.hbm / (d if distributed_optimizer else 1)
+    optimizer = INPUTS["optimizer_bytes"].value * n_par["max"] / hw.hbm / (d if zero_stage >= 1 else 1)
+    if zero_stage == 3:  # the 16-bit weights are all-gathered before each microbatch's forward and backward
+        gather = collectives.collective_time("all_gather", 2.0 * n_par["max"], d, hw.ib_bw, hw.ib_lat) \
+            if t * d > hw.per_node else (collectives.collective_time("all_gather", 2.0 * n_par["max"], d, hw.nvl_bw,
+                                                                    hw.nvl_lat) if d > 1 else 0.0)
+        dp_exposed += 2 * m * gather  # exposed: no overlap with compute is modelled
     modelled = m * heaviest + bubble + dp_exposed + optimizer
     breakdown = {k: 0.0 for k in CATEGORIES}
     for k, val in per_mb.items():
@@ -1030,8 +1051,7 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
     breakdown["unmodelled (system efficiency)"] = total - modelled
     flops = flops_per_iteration(cfg, batch, recompute)
     mem = memory_per_gpu(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, recompute=recompute,
-                         sequence_parallel=sequence_parallel, distributed_optimizer=distributed_optimizer,
-                         gpu=gpu)
+                         sequence_parallel=sequence_parallel, gpu=gpu, zero_stage=zero_stage)
     notes = list(hw.notes)
     if eta != 1.0 and hw.spec.name != "A100-SXM4-80GB":
         notes.append("the system efficiency was calibrated on an A100 80GB run and is applied unchanged")
@@ -1045,7 +1065,7 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
              interleave: int = 1, recompute: str | bool = "full", gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
              calibrated: bool = False, *, scatter_gather: bool = True, ddp: str = "local",
              sequence_parallel: bool = False, distributed_optimizer: bool = False,
-             network: fabrics.NodeNetwork | None = None) -> Estimate:
+             network: fabrics.NodeNetwork | None = None, zero_stage: int | None = None) -> Estimate:
     """Predict one training iteration of ``cfg`` with PTD-P on ``gpus`` GPUs (Megatron-LM, 16-bit).
 
     Chapter: "A throughput model built from hardware". Per microbatch and GPU, a transformer layer costs
@@ -1058,7 +1078,10 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     (the forward runs twice), "selective" (the attention core runs twice, korthikanti2022reducing) or
     "none"; True/False are aliases of "full"/"none". ``sequence_parallel`` splits the b s h memory-bound
     kernels over the tensor ranks and turns each all-reduce into a reduce-scatter plus an all-gather;
-    ``distributed_optimizer`` shards the optimizer state and step over the data-parallel ranks (ZeRO-1).
+    ``distributed_optimizer`` shards the optimizer state and step over the data-parallel ranks (ZeRO-1);
+    ``zero_stage`` (0-3) generalises it: stage 2 also shards gradients (a reduce-scatter plus an
+    all-gather, the same ring traffic as the all-reduce), stage 3 / FSDP also the weights and adds two
+    all-gathers of the stage's 16-bit weights per microbatch (forward and backward), not overlapped.
     A device's microbatch adds its gradient accumulation and its pipeline sends (scatter/gather over
     InfiniBand); the first and last stages add the embedding and the logits and loss. The iteration is
     ``m x (heaviest device) + (p-1)/v x (typical device) + exposed data-parallel all-reduce + optimizer``,
@@ -1086,7 +1109,8 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     net = fabrics.DGX_A100 if network is None else network
     _hardware(spec, net)  # TypeError for a network that is not a NodeNetwork
     est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name,
-                           scatter_gather, ddp, sequence_parallel, distributed_optimizer, eta, net)
+                           scatter_gather, ddp, sequence_parallel, distributed_optimizer, eta, net,
+                           _zero_stage(zero_stage, distributed_optimizer))
     return replace(est, breakdown=dict(est.breakdown), memory=dict(est.memory))  # callers may edit their copy
 
 

@@ -524,3 +524,17 @@ def test_layer_gemm_points_show_published_matmuls_without_a_gpu():
     for p in pts:
         assert p.kind in ("published", "recorded") and p.source and "bekman2024mle" not in p.source
         assert p.model is not None and 0.9 < p.ratio < 1.1  # the model's GEMM input, corrected for waves
+
+
+def test_zero_stages_shard_memory_and_stage_3_adds_gathers():
+    cfg = M.table1_config("18B")
+    runs = {z: M.estimate(cfg, 256, 1024, 8, 1, 8, zero_stage=z) for z in range(4)}
+    mems = [runs[z].memory_bytes_per_gpu for z in range(4)]
+    assert mems[0] > mems[1] > mems[2] > mems[3]
+    assert runs[1].time_per_iteration_s == M.estimate(cfg, 256, 1024, 8, 1, 8,
+                                                      distributed_optimizer=True).time_per_iteration_s
+    assert runs[3].breakdown["data-parallel all-reduce"] > runs[2].breakdown["data-parallel all-reduce"]
+    with pytest.raises(ValueError, match="zero_stage"):
+        M.estimate(cfg, 256, 1024, 8, 1, 8, zero_stage=4)
+    with pytest.raises(ValueError, match="contradicts"):
+        M.estimate(cfg, 256, 1024, 8, 1, 8, zero_stage=0, distributed_optimizer=True)
