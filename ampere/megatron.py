@@ -840,7 +840,8 @@ class Estimate:
     """What :func:`estimate` predicts for one layout. Times in seconds, memory in bytes.
 
     ``breakdown`` splits ``time_per_iteration_s`` into :data:`CATEGORIES` (they sum to it);
-    ``memory`` is :func:`memory_per_gpu`'s dictionary.
+    ``memory`` is :func:`memory_per_gpu`'s dictionary; ``figures_used`` names the measured figures (record
+    ids, inputs with their bib keys, the node network) the prediction was built from.
     """
 
     config: TransformerShape
@@ -857,6 +858,7 @@ class Estimate:
     breakdown: dict[str, float]
     memory: dict[str, Any]
     notes: tuple[str, ...] = ()
+    figures_used: tuple[str, ...] = ()  # the measured figures the prediction is built from, with their sources
 
     @property
     def percent_of_peak(self) -> float:
@@ -1055,10 +1057,24 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
     notes = list(hw.notes)
     if eta != 1.0 and hw.spec.name != "A100-SXM4-80GB":
         notes.append("the system efficiency was calibrated on an A100 80GB run and is applied unchanged")
+    used = []
+    try:
+        _f, _shape, mrec = gemm.mamf_flops(hw.spec, "bf16")
+        used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, {mrec.where})")
+    except ValueError:
+        used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {hw.spec.name}")
+    used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
+    for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "ib_fraction"):
+        i = INPUTS[name]
+        used.append(f"{name}: {i.value:.4g} {i.unit} ({i.source or 'assumption'})")
+    used.append(f"node network: {network.name} ({network.source or 'assumption'})")
+    if eta != 1.0:
+        used.append(f"2021 system efficiency {eta:.3f} fitted on Table 1's {CALIBRATION_RUN} row")
     return Estimate(config=cfg, layout=lay, gpu=hw.spec.name, recompute=recompute, calibrated=eta != 1.0,
                     system_efficiency=eta, time_per_iteration_s=total, tflops_per_gpu=flops / gpus / total / 1e12,
                     bubble_fraction=bubble / (m * heaviest), memory_bytes_per_gpu=mem["total"],
-                    fits_in_memory=mem["fits"], breakdown=breakdown, memory=mem, notes=tuple(notes))
+                    fits_in_memory=mem["fits"], breakdown=breakdown, memory=mem, notes=tuple(notes),
+                    figures_used=tuple(used))
 
 
 def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,

@@ -538,3 +538,12 @@ def test_zero_stages_shard_memory_and_stage_3_adds_gathers():
         M.estimate(cfg, 256, 1024, 8, 1, 8, zero_stage=4)
     with pytest.raises(ValueError, match="contradicts"):
         M.estimate(cfg, 256, 1024, 8, 1, 8, zero_stage=0, distributed_optimizer=True)
+
+
+def test_estimate_says_which_figures_it_used():
+    est = M.estimate(CFG, 32, 512, 1, 1)
+    used = " ".join(est.figures_used)
+    assert "mamf-a100-sxm4-80gb-bf16" in used and "bekman2024mle" in used
+    assert "dao2022flashattention" in used and "DGX A100" in used
+    assert "system efficiency" not in used
+    assert "system efficiency" in " ".join(M.estimate(CFG, 32, 512, 1, 1, calibrated=True).figures_used)
