@@ -50,6 +50,7 @@ __all__ = [
     "table1_rows", "table2_rows", "validate", "search_layouts", "claims", "TRAINING_ESTIMATES",
     "layer_gemm_shapes", "measure_layer_gemms", "bench_main", "markdown_table", "runs_2022", "speedup_2022",
     "ValidationGroup", "validation_groups", "layer_gemm_points", "show_layer_gemms",
+    "flash_attention_efficiency",
 ]
 
 # ===========================================================================================================
@@ -817,6 +818,39 @@ def attention_efficiency() -> float:
     return roof / (INPUTS["attention_core_ms"].value * 1e-3)
 
 
+def _flash_record() -> Any:
+    recs = [r for r in results.records(benchmark="attention", kind="published")
+            if r.params.get("algorithm") == "flash" and "fwd_bwd_time_ms" in r.figures]
+    if not recs:
+        raise ValueError("no published FlashAttention timing (benchmark 'attention', algorithm 'flash') in ampere/data")
+    return recs[0]
+
+
+@functools.lru_cache(maxsize=1)
+def flash_attention_efficiency() -> float:
+    """GEMM-roofline time / published time of a FlashAttention forward + backward (an input, not a fit).
+
+    Chapter: "A throughput model built from hardware". FlashAttention fuses the scores, softmax, dropout
+    and the product with V in one kernel that never writes the s x s scores to HBM, and recomputes them
+    in the backward pass [dao2022flashattention]. Its time is set by the two batched GEMMs (forward and
+    backward, plus the recomputed scores); this is their roofline on an A100 40GB over the published time
+    of the paper's Figure 2 configuration (``ampere/data/published/kernels-flashattention.json``).
+    """
+    rec = _flash_record()
+    hw = _hardware("A100-SXM4-40GB")
+    b, a, s, d = (rec.params[k] for k in ("batch", "heads", "seq", "head_dim"))
+    roof = _flash_roofline(hw, s, d, b * a)
+    return roof / (rec.figure("fwd_bwd_time_ms") * 1e-3)
+
+
+def _flash_roofline(hw: _Hardware, s: int, d: int, n: int) -> float:
+    """Compute time of a fused attention, forward + backward: the scores and the product with V (4 s^2 d
+    FLOPs per head), the recomputed scores (2 s^2 d) and the four gradient products (8 s^2 d) at the GEMM
+    ceiling; the s x s tiles stay on chip, so no HBM side."""
+    flops = 14.0 * s * s * d * n
+    return flops / (hw.peak * hw.gemm_eff)
+
+
 def _allreduce(hw: _Hardware, nbytes: float, n: int) -> float:
     if n == 1:
         return 0.0
@@ -874,7 +908,7 @@ class Estimate:
 
 
 def _layer_costs(cfg: TransformerShape, hw: _Hardware, t: int, b: int,
-                 sequence_parallel: bool = False) -> dict[str, dict[str, float]]:
+                 sequence_parallel: bool = False, flash: bool = False) -> dict[str, dict[str, float]]:
     """Seconds per microbatch for one transformer layer on one GPU: forward and backward, by category.
 
     The layer's linear layers (:meth:`TransformerShape.linear_shapes`: QKV with grouped-query K and V,
@@ -903,10 +937,15 @@ def _layer_costs(cfg: TransformerShape, hw: _Hardware, t: int, b: int,
         fwd["layer GEMMs"] += f
         bwd["layer GEMMs"] += g
     att_eff = attention_efficiency()
-    for (m, n, k) in ((s, s, hd), (s, hd, s)):  # scores Q K^T, then probabilities times V
-        f, g = _gemm_fwd_bwd(hw, m, n, k, b * heads)
-        fwd["attention"] += f / att_eff
-        bwd["attention"] += g / att_eff
+    if flash:  # one fused kernel: no s x s traffic; scores recomputed in the backward pass
+        total = _flash_roofline(hw, s, hd, b * heads) / flash_attention_efficiency()
+        fwd["attention"] += total * 4 / 14
+        bwd["attention"] += total * 10 / 14
+    else:
+        for (m, n, k) in ((s, s, hd), (s, hd, s)):  # scores Q K^T, then probabilities times V
+            f, g = _gemm_fwd_bwd(hw, m, n, k, b * heads)
+            fwd["attention"] += f / att_eff
+            bwd["attention"] += g / att_eff
     hp = h // t
     ffn_p = cfg.ffn * (2 if cfg.glu else 1) // t
     qkv_p = (h + 2 * cfg.kv_dim) // t
@@ -914,6 +953,8 @@ def _layer_costs(cfg: TransformerShape, hw: _Hardware, t: int, b: int,
     counts = {"h": replicated, "hp": tokens * hp, "3hp": tokens * qkv_p, "4hp": tokens * ffn_p,
               "att": b * heads * s * s}
     for _name, kind, fb, bb, _why in MEMORY_OPS:
+        if kind == "att" and flash:
+            continue  # fused into the FlashAttention kernel
         if kind == "3hp" and not cfg.biases and fb:
             fb = 0  # no bias to add outside the GEMM
         cat, eff = ("attention", att_eff) if kind == "att" else ("other memory-bound", 1.0)
@@ -983,13 +1024,13 @@ def _dp_allreduce_time(hw: _Hardware, nbytes: float, t: int, d: int) -> float:
 def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
                      interleave: int, recompute: str, gpu: str, scatter_gather: bool, ddp: str,
                      sequence_parallel: bool, distributed_optimizer: bool, eta: float,
-                     network: fabrics.NodeNetwork, zero_stage: int = 0) -> Estimate:
+                     network: fabrics.NodeNetwork, zero_stage: int = 0, flash: bool = False) -> Estimate:
     lay = layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)
     hw = _hardware(gpu, network)
     t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
     s, h, V = cfg.seq, cfg.hidden, cfg.vocab
     tokens = b * s
-    lc = _layer_costs(cfg, hw, t, b, sequence_parallel)
+    lc = _layer_costs(cfg, hw, t, b, sequence_parallel, flash)
     layers = lay.stage_layers(cfg)  # the heaviest stage paces the pipeline (uneven splits: ceil(l / p))
     if recompute == "full":  # every layer's forward runs a second time before its backward
         again = dict(lc["fwd"])
@@ -1063,7 +1104,11 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
         used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, {mrec.where})")
     except ValueError:
         used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {hw.spec.name}")
-    used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
+    if flash:
+        frec = _flash_record()
+        used.append(f"attention core: {frec.id} ({frec.source}, {frec.where})")
+    else:
+        used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
     for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "ib_fraction"):
         i = INPUTS[name]
         used.append(f"{name}: {i.value:.4g} {i.unit} ({i.source or 'assumption'})")
@@ -1081,7 +1126,8 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
              interleave: int = 1, recompute: str | bool = "full", gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
              calibrated: bool = False, *, scatter_gather: bool = True, ddp: str = "local",
              sequence_parallel: bool = False, distributed_optimizer: bool = False,
-             network: fabrics.NodeNetwork | None = None, zero_stage: int | None = None) -> Estimate:
+             network: fabrics.NodeNetwork | None = None, zero_stage: int | None = None,
+             flash_attention: bool = False) -> Estimate:
     """Predict one training iteration of ``cfg`` with PTD-P on ``gpus`` GPUs (Megatron-LM, 16-bit).
 
     Chapter: "A throughput model built from hardware". Per microbatch and GPU, a transformer layer costs
@@ -1098,6 +1144,8 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     ``zero_stage`` (0-3) generalises it: stage 2 also shards gradients (a reduce-scatter plus an
     all-gather, the same ring traffic as the all-reduce), stage 3 / FSDP also the weights and adds two
     all-gathers of the stage's 16-bit weights per microbatch (forward and backward), not overlapped.
+    ``flash_attention=True`` (for software that used it) replaces the unfused attention core by one fused
+    kernel at :func:`flash_attention_efficiency` of its GEMM roofline, with no s x s memory traffic.
     A device's microbatch adds its gradient accumulation and its pipeline sends (scatter/gather over
     InfiniBand); the first and last stages add the embedding and the logits and loss. The iteration is
     ``m x (heaviest device) + (p-1)/v x (typical device) + exposed data-parallel all-reduce + optimizer``,
@@ -1118,6 +1166,7 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     scatter_gather = check.boolean("scatter_gather", scatter_gather)
     sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
     distributed_optimizer = check.boolean("distributed_optimizer", distributed_optimizer)
+    flash_attention = check.boolean("flash_attention", flash_attention)
     check.one_of("ddp", ddp, ("local", "torch"))
     spec = specs.get(gpu)
     layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)  # ValueError before anything else
@@ -1126,7 +1175,7 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     _hardware(spec, net)  # TypeError for a network that is not a NodeNetwork
     est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name,
                            scatter_gather, ddp, sequence_parallel, distributed_optimizer, eta, net,
-                           _zero_stage(zero_stage, distributed_optimizer))
+                           _zero_stage(zero_stage, distributed_optimizer), flash_attention)
     return replace(est, breakdown=dict(est.breakdown), memory=dict(est.memory))  # callers may edit their copy
 
 

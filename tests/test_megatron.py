@@ -547,3 +547,16 @@ def test_estimate_says_which_figures_it_used():
     assert "dao2022flashattention" in used and "DGX A100" in used
     assert "system efficiency" not in used
     assert "system efficiency" in " ".join(M.estimate(CFG, 32, 512, 1, 1, calibrated=True).figures_used)
+
+
+def test_flash_attention_option_reads_the_published_timing():
+    eff = M.flash_attention_efficiency()
+    assert 0.2 < eff < 1.0  # below the GEMM ceiling, from dao2022flashattention Figure 2
+    cfg = M.table1_config("1.7B")
+    plain = M.estimate(cfg, 32, 512, 1, 1, 16)
+    flash = M.estimate(cfg, 32, 512, 1, 1, 16, flash_attention=True)
+    assert flash.breakdown["attention"] < plain.breakdown["attention"]
+    assert flash.breakdown["layer GEMMs"] == plain.breakdown["layer GEMMs"]
+    assert "flashattention-fig2-gpt2-medium-flash" in " ".join(flash.figures_used)
+    with pytest.raises(TypeError, match="flash_attention must be True or False"):
+        M.estimate(cfg, 32, 512, 1, 1, 16, flash_attention="yes")
