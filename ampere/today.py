@@ -1320,14 +1320,17 @@ class _Speed:
 
 
 def _layout_estimate(shape: TransformerShape, seq: int, cards: int, batch: int, spec: specs.GPUSpec,
-                     micro_batch: int, recompute: str) -> tuple[Any, bool]:
-    """The Megatron model's fastest layout (tensor x pipeline x data) of ``shape`` on ``cards`` GPUs that fits
-    in memory, and whether one fits; when none fits (LoRA plans, whose memory ampere.memory sizes), the
-    fastest layout all the same. Sequence parallelism with tensor parallelism and the distributed optimizer
-    (ZeRO-1) are on, as in Megatron-LM since 2022."""
+                     micro_batch: int, recompute: str, net: Network) -> tuple[Any, int, bool]:
+    """The Megatron model's fastest layout of ``shape`` on ``cards`` GPUs that fits in memory, and whether one
+    fits; when none fits (LoRA plans, whose memory ampere.memory sizes), the fastest layout all the same.
+
+    Layouts: tensor x pipeline x data parallelism, each with ZeRO stage 1 (the distributed optimizer) or
+    stage 3 (FSDP), sequence parallelism with tensor parallelism, FlashAttention-style fused attention
+    (what current training software runs), on the plan's node network (``ampere.fabrics``)."""
     from . import megatron
 
     cfg = dataclasses.replace(shape, seq=seq)
+    node = net.node if net.node is not None and net.node.hcas_per_node else None
     fitting, others = [], []
     for t in (1, 2, 4, 8):
         if t > cards or cards % t or shape.heads % t or shape.n_kv_heads % t or cfg.vocab % t:
@@ -1335,14 +1338,17 @@ def _layout_estimate(shape: TransformerShape, seq: int, cards: int, batch: int, 
         for p in range(1, min(shape.layers, 16) + 1):
             if shape.layers % p or cards % (t * p) or batch % (cards // (t * p) * micro_batch):
                 continue
-            est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, recompute, spec,
-                                    sequence_parallel=t > 1, distributed_optimizer=True)
-            (fitting if est.fits_in_memory else others).append(est)
+            for zero in (1, 3):
+                est = megatron.estimate(cfg, cards, batch, t, p, micro_batch, 1, recompute, spec,
+                                        sequence_parallel=t > 1, zero_stage=zero, flash_attention=True,
+                                        **({"network": node} if node is not None else {}))
+                (fitting if est.fits_in_memory else others).append((est, zero))
     pool = fitting or others
     if not pool:
         raise ValueError(f"no tensor x pipeline x data layout of {shape.label} divides {cards} GPUs and a batch of "
                          f"{batch} sequences of micro-batch {micro_batch}")
-    return min(pool, key=lambda e: e.time_per_iteration_s), bool(fitting)
+    best, zero = min(pool, key=lambda ez: ez[0].time_per_iteration_s)
+    return best, zero, bool(fitting)
 
 
 def _training_speed(w: Workload, spec: specs.GPUSpec, cards: int, net: Network) -> _Speed:
@@ -1357,10 +1363,11 @@ def _training_speed(w: Workload, spec: specs.GPUSpec, cards: int, net: Network) 
     if shape is None:
         raise ValueError(f"model={w.model!r} is a parameter count: the training-time model needs a shape (a size "
                          "class or a model name), or give mfu= for a fixed utilisation")
-    est, fits = _layout_estimate(shape, w.seq_len, cards, batch, spec, w.micro_batch, w.recompute)
+    est, zero, fits = _layout_estimate(shape, w.seq_len, cards, batch, spec, w.micro_batch, w.recompute, net)
     lay = est.layout
     tps = batch * w.seq_len / est.time_per_iteration_s
-    notes = [f"layout: tensor {lay.tensor}, pipeline {lay.pipeline}, data {lay.data} (Megatron model)"]
+    notes = [f"layout: tensor {lay.tensor}, pipeline {lay.pipeline}, data {lay.data}, ZeRO-{zero} "
+             "(Megatron model)"]
     if not fits:
         notes.append("speed of the data-parallel layout; memory from ampere.memory")
     if w.task in ("lora", "qlora"):
