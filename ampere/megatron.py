@@ -1443,14 +1443,15 @@ def _divisors(n: int) -> list[int]:
 def search_layouts(cfg: TransformerShape, gpus: int, batch: int, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
                    microbatches: Sequence[int] = (1, 2, 4, 8), max_interleave: int = 4, recompute: bool = True,
                    memory_limit_bytes: float | None = None, top: int | None = 10,
-                   include_infeasible: bool = False, calibrated: bool = False) -> list[Estimate]:
+                   include_infeasible: bool = False, calibrated: bool = False, **options: Any) -> list[Estimate]:
     """Every layout (t, p, d, b, v) of ``cfg`` on ``gpus`` GPUs, ranked by predicted throughput.
 
     Chapter: "Choosing a layout". Tensor sizes are the divisors of the head count, pipeline sizes the
     divisors of the layer count; layouts that do not divide are skipped, and so are those whose memory
     (:func:`memory_per_gpu`) exceeds ``memory_limit_bytes`` (default: the GPU's memory) unless
     ``include_infeasible``. Returns the ``top`` best :class:`Estimate` objects (all when ``top`` is None).
-    ``calibrated`` is passed to :func:`estimate` (the ranking is the same; the TFLOP/s are the 2021 fit's).
+    ``calibrated`` is passed to :func:`estimate` (the ranking is the same; the TFLOP/s are the 2021 fit's),
+    and so are the keyword ``options`` (``sequence_parallel``, ``flash_attention``, ``zero_stage``, ``network``...).
     """
     cfg = _cfg(cfg)
     calibrated = check.boolean("calibrated", calibrated)
@@ -1461,7 +1462,7 @@ def search_layouts(cfg: TransformerShape, gpus: int, batch: int, gpu: str | spec
     limit = spec.memory_bytes if memory_limit_bytes is None else float(memory_limit_bytes)
     found: list[Estimate] = []
     for t in _divisors(cfg.heads):
-        if gpus % t or cfg.vocab % t:
+        if gpus % t or cfg.vocab % t or cfg.n_kv_heads % t:
             continue
         for p in _divisors(cfg.layers):
             if gpus % (t * p):
@@ -1474,7 +1475,7 @@ def search_layouts(cfg: TransformerShape, gpus: int, batch: int, gpu: str | spec
                 for v in range(1, max_interleave + 1):
                     if v > 1 and (p == 1 or m % p or cfg.layers % (p * v)):
                         continue
-                    est = estimate(cfg, gpus, batch, t, p, b, v, recompute, spec, calibrated)
+                    est = estimate(cfg, gpus, batch, t, p, b, v, recompute, spec, calibrated, **options)
                     if (est.fits_in_memory and est.memory_bytes_per_gpu <= limit) or include_infeasible:
                         found.append(est)
     found.sort(key=lambda e: -e.tflops_per_gpu)

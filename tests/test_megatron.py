@@ -560,3 +560,13 @@ def test_flash_attention_option_reads_the_published_timing():
     assert "flashattention-fig2-gpt2-medium-flash" in " ".join(flash.figures_used)
     with pytest.raises(TypeError, match="flash_attention must be True or False"):
         M.estimate(cfg, 32, 512, 1, 1, 16, flash_attention="yes")
+
+
+def test_search_layouts_passes_options_and_respects_kv_heads():
+    from ampere import transformer
+
+    shape = transformer.preset("llama2-70b")  # 8 KV heads: tensor sizes above 8 are refused
+    found = M.search_layouts(shape, 64, 512, microbatches=(1,), max_interleave=1, recompute="selective",
+                             top=None, sequence_parallel=True, flash_attention=True)
+    assert found and all(e.layout.tensor <= 8 for e in found)
+    assert all("flashattention-fig2-gpt2-medium-flash" in " ".join(e.figures_used) for e in found)
