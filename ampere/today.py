@@ -525,9 +525,11 @@ def plan(workload: Workload, gpu: str | specs.GPUSpec, price: PriceRange | tuple
       bound; on 2+ cards the step is split over them (tensor parallelism) and two all-reduces of the
       activations per layer are added (``ampere.collectives``).
     * **Training speed**: the Megatron-LM throughput model of the Megatron chapter
-      (``ampere.megatron.estimate``, built from published kernel measurements with no fitted constant)
-      for the shape, layout and network, see :func:`_training_speed`; ``workload.mfu`` set instead fixes
-      the utilisation.
+      (``ampere.megatron.estimate``, built from published kernel measurements with no fitted constant):
+      the fastest tensor x pipeline x data layout that fits, with ZeRO-1 or ZeRO-3, sequence parallelism
+      and fused (FlashAttention-style) attention, on the plan's node network; LoRA at the same achieved
+      FLOP rate over 4N FLOPs per token; FP8 at the BF16 utilisation of the FP8 peak (an upper bound).
+      ``workload.mfu`` set instead fixes the utilisation of the dense peak.
     * **Cost**: ``price`` ($/GPU-hour range) x cards; per million tokens; per run when ``tokens`` is given.
 
     A GPU without the precision (FP8 on an A100) or a workload needing more than ``max_cards`` cards gives
