@@ -109,7 +109,7 @@ def best(records: Iterable[Record]) -> list[Record]:
 
 
 def _fmt(v: float | None, digits: int | None) -> str:
-    """``digits`` decimals, or (None) four significant digits: 271.2, 1,490, 41.7, 0.87."""
+    """``digits`` decimals, or (None) four significant digits: 123.4, 1,234, 12.3, 0.87."""
     if v is None:
         return ""
     if v != 0 and (abs(v) >= 10 ** 6 or abs(v) < 10 ** -3):
