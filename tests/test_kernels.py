@@ -345,7 +345,7 @@ def test_views_show_recorded_gpu_results(monkeypatch):
     kernels.show_attention(info)
     text = "\n".join(shown)
     assert "recorded yet" not in text  # recorded results replace the model-only fallback
-    assert "Triton 128x128x64, 3 st., 4096^3" in text and "cuBLAS, 4096^3" in text and "280.0" in text
+    assert "Triton 128x128x64, 3 st., 4096^3" in text and "cuBLAS, 4096^3" in text and "| 280 |" in text
     assert "Triton flash, N=4096" in text and "1.400" in text and "recorded on NVIDIA A100" in text
 
 
