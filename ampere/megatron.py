@@ -562,9 +562,11 @@ def plot_schedule(result: ScheduleResult, ax: Any = None, title: str | None = No
         y = p - 1 - o["device"]
         ax.add_patch(Rectangle((o["start"], y + 0.08), o["end"] - o["start"], 0.84, facecolor=color,
                                edgecolor="white", linewidth=0.5))
-        if label_microbatches and o["end"] - o["start"] >= 0.45 * result.makespan / max(1, 4 * result.microbatches):
+        # numbers only in boxes wide enough for 8 pt digits (about a forward pass of 4 x m on the axis)
+        wide = o["end"] - o["start"] >= 0.9 * result.makespan / max(1, 4 * result.microbatches)
+        if label_microbatches and wide:
             ax.text((o["start"] + o["end"]) / 2, y + 0.5, str(o["microbatch"] + 1), ha="center", va="center",
-                    fontsize=6, color="white" if o["chunk"] == 0 else "black")
+                    fontsize=8, color="white" if o["chunk"] == 0 else "black")
     ax.set_xlim(0, result.makespan)
     ax.set_ylim(0, p)
     ax.set_yticks([p - 1 - r + 0.5 for r in range(p)])
