@@ -283,25 +283,6 @@ def test_matmul_view_without_a_gpu_shows_recorded_and_published_numbers(monkeypa
     assert [(p.what, p.source) for p in here] == [("bf16 8192³", "measured here")]  # small sizes left out
 
 
-def test_architecture_chapter_figures_have_captions_alt_text_and_little_visible_code():
-    import json
-    from pathlib import Path
-
-    nb = json.loads((Path(__file__).resolve().parents[1] / "book" / "architecture.ipynb").read_text(encoding="utf-8"))
-    visible = 0
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        tags = set(cell["metadata"].get("tags", []))
-        if not tags & {"remove-input", "remove-cell", "hide-input"}:
-            visible += sum(1 for line in "".join(cell["source"]).splitlines() if line.strip())
-        if any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
-            meta = cell["metadata"].get("mystnb", {})
-            assert meta.get("figure", {}).get("name", "").startswith("fig-architecture-"), cell["source"][:80]
-            assert len(meta["figure"].get("caption", "")) > 40 and len(meta.get("image", {}).get("alt", "")) > 40
-    assert visible <= 100, visible
-
-
 def test_bf16_peak_check_refuses_bad_arguments():
     with pytest.raises(TypeError, match="n"):
         arch.bf16_peak_check([], n=8192.0)

@@ -565,25 +565,6 @@ def test_sparsity_view_without_a_gpu_shows_published_speedups_with_bounds(monkey
     plt.close("all")
 
 
-def test_sparsity_chapter_figures_have_captions_alt_text_and_little_visible_code():
-    import json
-    from pathlib import Path
-
-    nb = json.loads((Path(__file__).resolve().parents[1] / "book" / "sparsity.ipynb").read_text(encoding="utf-8"))
-    visible = 0
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        tags = set(cell["metadata"].get("tags", []))
-        if not tags & {"remove-input", "remove-cell", "hide-input"}:
-            visible += sum(1 for line in "".join(cell["source"]).splitlines() if line.strip())
-        if any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
-            meta = cell["metadata"].get("mystnb", {})
-            assert meta.get("figure", {}).get("name", "").startswith("fig-sparsity-"), cell["source"][:80]
-            assert len(meta["figure"].get("caption", "")) > 40 and len(meta.get("image", {}).get("alt", "")) > 40
-    assert visible <= 100, visible
-
-
 def test_more_public_functions_refuse_bad_input():
     with pytest.raises(ValueError, match="multiple of 4"):
         sp.measure_cpu_unstructured(size=30)
