@@ -56,11 +56,10 @@ SEED_GPUS: tuple[str, ...] = GPUS[:3]
 # Model shapes: the shared presets, plus LLaMA 65B for its published training run
 # =========================================================================================================
 
-#: LLaMA 65B (touvron2023llama, Table 2: 80 layers, dimension 8192, 64 heads, 1.4T tokens, 2048-token
-#: context; MLP width 22016 from its released configuration), used by the Llama training-run comparison.
-LLAMA_65B = transformer.llama(80, 8192, 64, 22016, 32000, 2048, name="llama-65b", source="touvron2023llama")
-#: Every shape the calculator accepts by name: the presets of ``ampere.transformer`` and LLaMA 65B.
-MODELS: Mapping[str, TransformerShape] = MappingProxyType({**transformer.PRESETS, LLAMA_65B.name: LLAMA_65B})
+#: LLaMA 65B, used by the Llama training-run comparison (a preset of ``ampere.transformer``).
+LLAMA_65B = transformer.PRESETS["llama-65b"]
+#: Every shape the calculator accepts by name: the presets of ``ampere.transformer``.
+MODELS: Mapping[str, TransformerShape] = transformer.PRESETS
 
 
 def shape_of(model: Any) -> TransformerShape:

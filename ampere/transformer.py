@@ -187,6 +187,8 @@ PRESETS: Mapping[str, TransformerShape] = MappingProxyType({m.name: m for m in (
     llama(32, 4096, 32, 11008, 32000, 4096, name="llama2-7b", source="metallama2023configs"),
     llama(40, 5120, 40, 13824, 32000, 4096, name="llama2-13b", source="metallama2023configs"),
     llama(60, 6656, 52, 17920, 32000, 2048, name="llama-33b", source="touvron2023llama"),
+    # LLaMA 65B: Table 2 of touvron2023llama (80 layers, 8192, 64 heads); MLP width 22016 from its configuration
+    llama(80, 8192, 64, 22016, 32000, 2048, name="llama-65b", source="touvron2023llama"),
     llama(80, 8192, 64, 28672, 32000, 4096, kv_heads=8, name="llama2-70b", source="metallama2023configs"),
     llama(32, 4096, 32, 14336, 32000, 8192, kv_heads=8, name="mistral-7b", source="jiang2023mistral"),
     llama(16, 2048, 32, 8192, 128256, 131072, kv_heads=8, tied_embeddings=True, name="llama3.2-1b",
