@@ -524,10 +524,13 @@ def model_rows(gpu: str | specs.GPUSpec) -> list[dict[str, str]]:
 # ---------------------------------------------------------------------------------------------------------
 
 #: Published measurements that differ from a matching one in one factor (or, where said, in several at
-#: once: "confounded"). Each pair names two records of ``ampere/data/published/matmul.json``.
+#: once: "confounded"). Each pair names two records of ``ampere/data/published/matmul.json``; ``{m_w}``,
+#: ``{r_w}`` (power limits, W) and ``{m_gbs}``, ``{r_gbs}`` (HBM GB/s) in a factor are read from ``ampere.specs``
+#: for the GPUs of the measured and the reference record.
 _PUBLISHED_PAIRS: tuple[dict[str, str], ...] = (
-    {"factor": "form factor: PCIe 300 W vs SXM4 400 W (confounded: the two runs also differ in HBM bandwidth, "
-               "1935 vs 2039 GB/s, and in software version)", "what": "best BF16 matmul of a shape search",
+    {"factor": "form factor: PCIe {m_w} W vs SXM4 {r_w} W (confounded: the two runs also differ in HBM "
+               "bandwidth, {m_gbs} vs {r_gbs} GB/s, and in software version)",
+     "what": "best BF16 matmul of a shape search",
      "reference": "mamf-a100-sxm4-80gb-bf16", "measured": "mamf-a100-pcie-80gb-bf16"},
     {"factor": "input data (all zeros vs random normal)", "what": "FP16 matmul 8192^3 on an A100 (cuBLAS)",
      "reference": "he2024-a100-fp16-8192-zeros", "measured": "he2024-a100-fp16-8192-randn"},
@@ -562,7 +565,10 @@ def variation_rows() -> list[dict[str, Any]]:
         meas, meas_rec = _published_matmul(pair["measured"])
         cited = source_text(meas_rec) if meas_rec.source == ref_rec.source else \
             f"{source_text(meas_rec)}; {source_text(ref_rec)}"
-        rows.append({"factor": pair["factor"], "example": f"{pair['what']}: {meas:.1f} vs {ref:.1f} TFLOP/s",
+        m_spec, r_spec = specs.get(meas_rec.gpu), specs.get(ref_rec.gpu)
+        factor = pair["factor"].format(m_w=m_spec.tdp_w, r_w=r_spec.tdp_w, m_gbs=f"{m_spec.hbm_bytes_per_s / 1e9:.0f}",
+                                       r_gbs=f"{r_spec.hbm_bytes_per_s / 1e9:.0f}")
+        rows.append({"factor": factor, "example": f"{pair['what']}: {meas:.1f} vs {ref:.1f} TFLOP/s",
                      "ratio": meas / ref, "source": cited, "measured_tflops": meas, "reference_tflops": ref})
     try:
         from . import mig_geometry
