@@ -78,7 +78,8 @@ def _significant_literals(value: float) -> set[str]:
 
 
 def test_no_published_figure_is_typed_in_a_module():
-    sources = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "ampere").glob("*.py")}
+    sources = {str(p.relative_to(ROOT / "ampere")): p.read_text(encoding="utf-8")
+               for p in (ROOT / "ampere").rglob("*.py")}
     # numbers written in code: literals not inside a comment
     code = {name: re.sub(r"#[^\n]*", "", text) for name, text in sources.items()}
     offenders = []

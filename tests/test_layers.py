@@ -1,5 +1,8 @@
 """The import graph reads bottom-up (CONTRIBUTING.md, "Layers"): core -> shared models -> chapters ->
-aggregators -> interface; no chapter imports another chapter; shared models never import torch."""
+aggregators -> interface; no chapter imports another chapter; shared models never import torch.
+
+A top-level name of the package is a module (``ampere/specs.py``) or a package (``ampere/megatron/``);
+the rules apply to every file of a package, as one unit."""
 
 from __future__ import annotations
 
@@ -26,30 +29,61 @@ SAME_CHAPTER = {("megatron_lab", "megatron")}
 
 
 def _modules() -> list[str]:
-    return sorted(p.stem for p in PKG.glob("*.py") if p.stem != "__init__")
+    """Top-level names: modules and packages (a folder with an ``__init__.py``)."""
+    names = {p.stem for p in PKG.glob("*.py") if p.stem != "__init__"}
+    names |= {p.parent.name for p in PKG.glob("*/__init__.py") if p.parent.name != "data"}
+    return sorted(names)
 
 
-def imports(module: str) -> set[str]:
-    """ampere modules ``module`` imports, at the top or inside functions (``from . import x``, ``from .x
-    import y``, ``import ampere.x``, ``from ampere import x``)."""
-    tree = ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8"))
-    known = set(_modules())
+def files(module: str) -> list[Path]:
+    """The source files of a top-level name: one file, or every file of the package."""
+    single = PKG / f"{module}.py"
+    return [single] if single.exists() else sorted((PKG / module).rglob("*.py"))
+
+
+def _imports_of_file(path: Path, known: set[str]) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # depth of the file below ampere/: 0 for ampere/x.py, 1 for ampere/x/y.py
+    depth = len(path.relative_to(PKG).parts) - 1
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 or (node.level == 0 and (node.module or "").split(".")[0] == "ampere"):
-                parts = (node.module or "").split(".")
-                sub = parts[0] if node.level == 1 else (parts[1] if len(parts) > 1 else "")
-                if sub:
-                    out.add(sub)
-                else:
-                    out |= {a.name for a in node.names if a.name in known}
+            parts = (node.module or "").split(".") if node.module else []
+            if node.level == 0:
+                if not parts or parts[0] != "ampere":
+                    continue
+                parts = parts[1:]
+            elif node.level == depth + 1:
+                pass  # relative to ampere/
+            else:
+                continue  # inside its own package
+            if parts and parts[0]:
+                out.add(parts[0])
+            else:
+                out |= {a.name for a in node.names if a.name in known}
         elif isinstance(node, ast.Import):
             for a in node.names:
                 parts = a.name.split(".")
                 if parts[0] == "ampere" and len(parts) > 1:
                     out.add(parts[1])
+    return out
+
+
+def imports(module: str) -> set[str]:
+    """ampere names ``module`` imports, at the top or inside functions (``from . import x``, ``from .x
+    import y``, ``from .. import x`` inside a package, ``import ampere.x``, ``from ampere import x``)."""
+    known = set(_modules())
+    out: set[str] = set()
+    for path in files(module):
+        out |= _imports_of_file(path, known)
     return {m for m in out if m in known and m != module}
+
+
+def _third_party(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
+    return names
 
 
 def test_every_module_has_a_layer():
@@ -70,10 +104,9 @@ def test_imports_go_down_the_layers_and_never_sideways_between_chapters():
 
 def test_shared_models_never_import_torch():
     for mod in (m for m in _modules() if LAYERS.get(m) == 1):
-        tree = ast.parse((PKG / f"{mod}.py").read_text(encoding="utf-8"))
-        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        names |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert "torch" not in names and "triton" not in names, f"{mod} imports torch"
+        for path in files(mod):
+            names = _third_party(path)
+            assert "torch" not in names and "triton" not in names, f"{path.relative_to(PKG)} imports torch"
 
 
 def test_lazy_submodules_list_every_module():
