@@ -1,0 +1,90 @@
+"""Matmul throughput read, not measured: the precisions the benchmark times (:data:`MATMUL_PRECISIONS`),
+peaks and their ratios from :mod:`ampere.specs` (:func:`peak_ratio`), the published TF32 timings
+(:func:`published_tf32`, :func:`published_tf32_speedup`), the results recorded with ``bench tf32``
+(:func:`recorded_results`), and table rows and TF32 speedups of throughput records
+(:func:`throughput_rows`, :func:`tf32_speedups`).
+
+Pure Python. Chapter: *TF32 and the precision formats* (book/tf32.ipynb), section "Measured on a GPU" and
+the claims checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+
+def published_tf32(gpu: str | None = None) -> list[Any]:
+    """Published TF32 against strict FP32 measurements (``ampere/data/published/tf32.json``) as ``Record`` rows:
+    the PyTorch CUDA notes time one 10240^3 FP32 matmul on an A100 with TF32 on and off
+    (``tf32_time_s``, ``fp32_time_s``) and give each one's max error over the mean of the FP64 product.
+    Read the speedup with :func:`published_tf32_speedup`. Chapter *TF32 and the precision formats*.
+    """
+    from .. import results
+
+    return results.records(benchmark="tf32", gpu=gpu, kind="published")
+
+
+def published_tf32_speedup(rec: Any) -> float:
+    """Strict-FP32 time over TF32 time of a published ``tf32`` record (chapter *TF32 and the precision formats*)."""
+    return float(rec.figure("fp32_time_s")) / float(rec.figure("tf32_time_s"))
+
+
+#: Precisions :func:`measure_throughput` times. fp32 is strict FP32 (TF32 off); int8 uses torch._int_mm.
+MATMUL_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "int8")
+
+
+def peak_ratio(gpu: str, numerator: str = "tf32", denominator: str = "fp32", sparse: bool = False) -> float:
+    """Ratio of two dense (or ``sparse`` numerator) peaks of ``gpu`` from :mod:`ampere.specs`: the upper bound
+    of the TF32 speedup over strict FP32. Chapter *TF32 and the precision formats*, claims checked."""
+    from .. import specs
+
+    spec = specs.get(gpu)
+    return spec.peak_flops(numerator, sparse=sparse) / spec.peak_flops(denominator)
+
+
+def _peak_for(spec: Any, precision: str) -> tuple[str, float] | None:
+    """The peak a measured precision is compared with (:func:`ampere.gemm.peak_precision_for`: FP64 matmuls
+    run on the FP64 tensor cores where present)."""
+    from .. import gemm
+
+    key = gemm.peak_precision_for(spec, precision) if spec is not None else None
+    return (key, spec.peak_flops(key)) if key else None
+
+
+def throughput_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Table rows (precision, n, TFLOP/s, % of peak) of throughput records, with rates recomputed from the
+    raw samples (so recorded JSON files and fresh measurements read the same). Chapter *TF32 and the
+    precision formats*."""
+    from ..timing import Measurement
+
+    rows = []
+    for rec in records:
+        if rec.get("kind", "throughput") != "throughput":
+            continue
+        m = Measurement.from_dict(rec["measurement"])
+        tflops = m.rate(rec["flops"]) / 1e12
+        row = {"precision": rec["precision"], "n": int(rec["n"]), "tflops": tflops, "median_ms": m.median_s * 1e3,
+               "pct_of_peak": None, "peak_precision": rec.get("peak_precision")}
+        if rec.get("peak_tflops"):
+            row["pct_of_peak"] = 100 * tflops / rec["peak_tflops"]
+        rows.append(row)
+    return rows
+
+
+def tf32_speedups(records: Sequence[Mapping[str, Any]]) -> dict[int, float]:
+    """Median-time ratio strict FP32 / TF32 per size n present for both (chapter *TF32 and the precision
+    formats*, acceptance target >= 5x at 4096^3 on an A100/H100)."""
+    by = {(r["precision"], r["n"]): r for r in throughput_rows(records)}
+    out = {}
+    for (p, n), r in sorted(by.items(), key=lambda kv: kv[0][1]):
+        if p == "tf32" and ("fp32", n) in by:
+            out[int(n)] = r["tflops"] / by[("fp32", n)]["tflops"]
+    return out
+
+
+def recorded_results() -> list[dict[str, Any]]:
+    """Results of ``python -m ampere bench tf32`` shipped in ampere/data (chapter *TF32 and the precision
+    formats*)."""
+    from .. import results
+
+    return results.recorded(benchmark="tf32")
