@@ -1,0 +1,34 @@
+"""Tests of ampere.numerics.throughput: peak ratios, published TF32 timings, speedups of throughput records,
+recorded results (chapter: TF32 and the precision formats)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ampere import numerics as N  # noqa: E402
+
+
+def test_peak_ratios_from_specs():
+    assert N.peak_ratio("A100-SXM4-80GB") == pytest.approx(8.0)
+    assert N.peak_ratio("A100-SXM4-80GB", "tf32", "fp32", sparse=True) == pytest.approx(16.0)
+    assert N.peak_ratio("A100-SXM4-80GB", "tf32", "fp16") == pytest.approx(0.5)
+    assert N.peak_ratio("RTX-A6000") == pytest.approx(2.0)
+    (notes,) = N.published_tf32()
+    assert notes.source == "pytorchcudanotes" and notes.params["k"] == 10240
+    assert 6 < N.published_tf32_speedup(notes) < N.peak_ratio(notes.gpu)  # "~7x", below the 8x peak ratio
+    assert notes.figures["tf32_max_error_over_mean_ratio"] > 10 * notes.figures["fp32_max_error_over_mean_ratio"]
+
+
+def test_tf32_speedups_from_records():
+    def rec(p, n, t):
+        return {"kind": "throughput", "precision": p, "n": n, "flops": 2.0 * n**3,
+                "measurement": {"label": p, "samples_s": [t] * 10}}
+
+    records = [rec("fp32", 4096, 0.1), rec("tf32", 4096, 0.0125), rec("bf16", 4096, 0.01)]
+    assert N.tf32_speedups(records) == {4096: pytest.approx(8.0)}
+
+
+def test_recorded_results_is_a_list():
+    assert isinstance(N.recorded_results(), list)
