@@ -1,0 +1,169 @@
+"""The chapter's figures: a compressed block, the model's speedups, the ASP accuracies, a measured sweep.
+
+Chapter: *2:4 structured sparsity* (book/sparsity.ipynb): "The compressed format" (:func:`draw_block`), "Why
+the hardware likes it" (:func:`plot_speedup_model`), "Accuracy" (:func:`plot_asp`), "Measured on this GPU"
+(:func:`plot_sweep`).
+
+HEAVY: matplotlib is imported only inside the functions that draw (directly or through ``ampere.plots``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .compressed import metadata_nibbles
+from .roofline import LinearShape, speedup_curves, speedup_model, unstructured_break_even
+from .sweep_results import sweep_table
+
+
+def draw_block(axes: Sequence[Any], w: np.ndarray, values: np.ndarray, metadata: np.ndarray) -> None:
+    """Three panels: the pruned block (kept entries coloured), its values, its metadata nibble per group.
+
+    Chapter: *2:4 structured sparsity*, "The compressed format".
+    """
+    import matplotlib.colors as mcolors
+
+    from .. import plots
+
+    w = np.asarray(w, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    rows, cols = w.shape
+    nib = metadata_nibbles(metadata, cols // 4)
+    green = plots.gpu_color("A100-SXM4-80GB")
+    cmap = mcolors.LinearSegmentedColormap.from_list("kept", ["#f4f4f4", green])
+    ax0, ax1, ax2 = axes
+
+    def frame(ax: Any, n_rows: int, n_cols: int, every: int) -> None:
+        for c in range(1, n_cols):
+            ax.axvline(c - 0.5, color="black" if c % every == 0 else "white", lw=1.6 if c % every == 0 else 0.8)
+        for r in range(1, n_rows):
+            ax.axhline(r - 0.5, color="white", lw=0.8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+
+    ax0.imshow(w != 0, cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for (r, c), x in np.ndenumerate(w):
+        ax0.text(c, r, f"{x:.2f}" if x != 0 else "0", ha="center", va="center", fontsize=10,
+                 color="black" if x != 0 else "#999999")
+    frame(ax0, rows, cols, 4)
+    ax0.set_title(f"pruned {rows} x {cols} block: groups of 4 columns")
+    ax1.imshow(np.ones_like(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for (r, c), x in np.ndenumerate(values):
+        ax1.text(c, r, f"{x:.2f}", ha="center", va="center", fontsize=10)
+    frame(ax1, rows, values.shape[1], 2)
+    ax1.set_title(f"values {values.shape[0]} x {values.shape[1]}")
+    ax2.imshow(np.zeros(nib.shape), cmap="Greys", vmin=0, vmax=1, aspect="auto")
+    for (r, c), x in np.ndenumerate(nib):
+        lo, hi = int(x) & 3, int(x) >> 2
+        ax2.text(c, r, f"0b{hi:02b}{lo:02b}\n({lo}, {hi})", ha="center", va="center", fontsize=9,
+                 family="monospace")
+    frame(ax2, rows, nib.shape[1], 1)
+    for ax in (ax0, ax1, ax2):
+        for spine in ax.spines.values():
+            spine.set_visible(True)
+    ax2.set_title("metadata nibble\n(positions lo, hi)")
+
+
+def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precision: str = "fp16",
+                       in_features: int = 4096, out_features: int = 4096) -> None:
+    """Left: model speedup vs tokens (2:4, unstructured 50 %). Right: unstructured speedup vs sparsity.
+
+    Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
+    """
+    from .. import plots
+
+    ax0, ax1 = axes
+    c = speedup_curves(gpu, in_features, out_features, precision)
+    color = plots.gpu_color(gpu)
+    ax0.plot(c["tokens"], c["2:4"], color=color, label="2:4 (sparse tensor cores)", **plots.PROVENANCE["model"])
+    ax0.plot(c["tokens"], c["unstructured"], color="#888888", label="unstructured 50 % (best of CSR, bitmap)",
+             **{**plots.PROVENANCE["model"], "linestyle": "--"})
+    ax0.axhline(1.0, color="black", lw=0.8)
+    ax0.set_xscale("log", base=2)
+    ax0.set_xlabel(f"tokens (rows of X), W = {out_features}x{in_features}")
+    ax0.set_ylabel("speedup over dense (model)")
+    ax0.set_ylim(0, 2.2)
+    ax0.legend(loc="lower right")
+    ax0.set_title(f"{gpu}, {precision}")
+    big = LinearShape(16384, in_features, out_features)
+    s = np.linspace(0.0, 0.99, 100)
+    for strategy, style, label in (("csr", ":", "unstructured, CSR on CUDA cores"),
+                                   ("bitmap", "-.", "unstructured, bitmap + dense math"),
+                                   (None, "--", "unstructured, best of the two")):
+        ys = [speedup_model(gpu, big, precision, "unstructured", sparsity=float(x), strategy=strategy) for x in s]
+        ax1.plot(100 * s, ys, color="#888888", **{**plots.PROVENANCE["model"], "linestyle": style}, label=label)
+    ax1.plot([50], [speedup_model(gpu, big, precision, "2:4")], color=color, marker="*", markersize=12,
+             linestyle="none", label="2:4 at 50 %")
+    ax1.axhline(1.0, color="black", lw=0.8)
+    be = 100 * unstructured_break_even(gpu, precision)
+    ax1.axvline(be, color="#888888", lw=0.8, linestyle=":")
+    ax1.annotate(f"break-even {be:.1f} %", xy=(be, 0.08), xytext=(be - 3, 0.08), ha="right", fontsize=8)
+    ax1.set_yscale("log")
+    ticks = [0.0625, 0.125, 0.25, 0.5, 1, 2, 4, 8]
+    ax1.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax1.minorticks_off()
+    ax1.set_ylim(0.05, 10)
+    ax1.set_xlabel("sparsity (% zeros)")
+    ax1.set_ylabel("speedup over dense (model)")
+    ax1.legend(loc="upper left")
+    ax1.set_title(f"compute-bound layer ({big.tokens} tokens)")
+
+
+def plot_asp(ax: Any, summary: dict[str, Any]) -> None:
+    """Bars: mean test accuracy (min-max over seeds) right after pruning and after retraining, per method.
+
+    Chapter: *2:4 structured sparsity*, "Accuracy".
+    """
+    from .. import plots
+
+    methods = summary["methods"]
+    pm = summary["per_method"]
+    x = np.arange(len(methods))
+    for off, key, color, label in ((-0.2, "acc_pruned", "#bbbbbb", "after pruning"),
+                                   (0.2, "acc_retrained", plots.gpu_color("A100"), "after retraining (mask fixed)")):
+        mean = np.array([100 * pm[m][key]["mean"] for m in methods])
+        err = np.array([[mean[i] - 100 * pm[m][key]["min"], 100 * pm[m][key]["max"] - mean[i]]
+                        for i, m in enumerate(methods)]).T
+        ax.bar(x + off, mean, width=0.4, color=color, label=label, yerr=err, capsize=3)
+    ax.set_xticks(x, [m.replace(" magnitude", "\nmagnitude").replace(" random", "\nrandom") for m in methods])
+    lo = min(pm[m]["acc_pruned"]["min"] for m in methods)
+    ax.set_ylim(max(0.0, 100 * lo - 10), 100)
+    ax.set_ylabel(f"test accuracy, % of {summary['test_size']} digits")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
+
+
+def plot_sweep(ax: Any, result: dict[str, Any]) -> None:
+    """Measured 2:4 speedup per shape (bars per dtype and backend), with the roofline bound as ticks.
+
+    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    """
+    from .. import plots
+
+    rows = [r for r in sweep_table(result) if r["backend"] != "torch.sparse CSR"]
+    rows.sort(key=lambda r: r["flops"])
+    shapes = list(dict.fromkeys(r["shape"] for r in rows))
+    series = list(dict.fromkeys((r["dtype"], r["backend"]) for r in rows))
+    width = 0.8 / max(1, len(series))
+    for j, (dt, b) in enumerate(series):
+        xs, ys = [], []
+        for r in rows:
+            if (r["dtype"], r["backend"]) == (dt, b):
+                xs.append(shapes.index(r["shape"]) + (j - (len(series) - 1) / 2) * width)
+                ys.append(r["speedup"])
+        ax.bar(xs, ys, width=width, label=f"{dt}, {b}")
+    for r in rows:
+        if r["model_bound"]:
+            ax.plot([shapes.index(r["shape"]) - 0.4, shapes.index(r["shape"]) + 0.4], [r["model_bound"]] * 2,
+                    color="black", lw=1)
+    ax.axhline(1.0, color="black", lw=0.8, linestyle=":")
+    ax.set_xticks(range(len(shapes)), [s.split(" (")[0].replace("->", "\n->") for s in shapes], fontsize=8)
+    ax.set_ylabel("speedup over dense (measured)")
+    ax.legend(loc="upper left", fontsize=8)
+    dev = result["device"]
+    ax.set_title(f"2:4 sparse vs dense F.linear on {dev.get('name')}")
+    from ..results import provenance
+
+    plots.provenance_note(ax, provenance(result) + "; black ticks: roofline bound of the model")
