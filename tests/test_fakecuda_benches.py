@@ -52,7 +52,8 @@ def test_matmul_bench_gates_on_capabilities(fake_cuda, monkeypatch, model, gated
     fake.script_ms([2.0])
     got = []
     monkeypatch.setattr(benchcli, "finish_bench", lambda result, args, summary: got.append(result) or 0)
-    monkeypatch.setattr(architecture, "matmul_sweep", _quick_sweep(architecture.matmul_sweep))
+    # bench_main looks matmul_sweep up in its own file, ampere/architecture/measure.py: patch it there
+    monkeypatch.setattr(architecture.measure, "matmul_sweep", _quick_sweep(architecture.matmul_sweep))
     assert architecture.bench_main(["--quick", "--no-save"]) == 0
     result = got[0]
     assert result["device"]["backend"] == "cuda" and result["device"]["name"] == fake.gpu(0).props.name

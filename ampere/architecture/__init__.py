@@ -1,0 +1,46 @@
+"""The GA100 and its neighbours: die hierarchy, per-SM resources, peaks derived live, and the roofline.
+
+Chapter: *Architecture of the GA100* (book/architecture.ipynb). Everything here reads its facts from
+``ampere.specs``; the matmul sweep measures a real GPU with ``ampere.timing`` and records with
+``ampere.results``.
+
+The package, one file per concern:
+
+* ``die.py`` — the die layout of a product (enabled TPCs), the full-die L2, harvesting yield (pure);
+* ``peaks.py`` — per-SM resources, the peak tables derived beside the datasheet, ``validate specs`` (pure);
+* ``roofline.py`` — arithmetic intensity, ridge points, attainable FLOP/s, the roofline curve (pure);
+* ``capabilities.py`` — what each reader environment can measure (the introduction's table; pure);
+* ``measure.py`` — the matmul sweep (torch inside), recorded results, the BF16 target, ``bench matmul``;
+* ``matmul_view.py`` — measured, recorded and published matmuls beside the dense peak (:func:`show_matmul`);
+* ``figures.py`` — the dies, the harvesting curves and the roofline drawn (matplotlib inside);
+* ``claims.py`` — the claims-checked table (pure).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..gemm import peak_precision_for, wave_efficiency  # noqa: F401  (transitional aliases)
+from .capabilities import capability_markdown, capability_rows
+from .claims import claims_rows
+from .die import DieLayout, die_layout, full_die_l2_bytes, harvest_shortfall, harvest_yield
+from .figures import draw_die, plot_dies, plot_harvest, plot_roofline
+from .matmul_view import _legacy_published_matmul, matmul_points, published_matmul_table, show_matmul
+from .measure import BF16_TARGET_PCT, MATMUL_PRECISIONS, bench_main, bf16_peak_check, matmul_records, matmul_sweep
+from .peaks import (CATALOGUE_ORDER, GENERATIONS, catalogue_peaks, datasheet_notes, peak_rows, peak_table,
+                    sm_resources, sm_table, validate_datasheets)
+from .roofline import attainable_flops, matmul_intensity, ridge_point, ridge_points, roofline_curve
+
+__all__ = [
+    "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets", "ridge_point",
+    "matmul_intensity", "attainable_flops", "ridge_points", "roofline_curve", "harvest_yield", "harvest_shortfall",
+    "capability_rows", "capability_markdown", "wave_efficiency", "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep",
+    "matmul_records", "bench_main", "peak_precision_for", "bf16_peak_check",
+    "BF16_TARGET_PCT",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PUBLISHED_MATMUL":  # transitional alias (see _legacy_published_matmul)
+        return _legacy_published_matmul()
+    raise AttributeError(f"module 'ampere.architecture' has no attribute {name!r}")
