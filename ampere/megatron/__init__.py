@@ -29,8 +29,8 @@ The package, one file per concern (the chapter's sections, in order):
   benchmark ``python -m ampere bench megatron`` (:func:`bench_main`). Imports torch inside functions.
 * ``figures.py``: :func:`plot_schedule` and the GEMM model beside measurements
   (:func:`layer_gemm_points`, :func:`show_layer_gemms`). Imports matplotlib inside functions.
-* The tensor- and pipeline-parallel lab that runs a tiny GPT on ``torch.distributed`` is in
-  :mod:`ampere.megatron_lab`.
+* ``lab_model.py`` and ``lab.py``: the tensor- and pipeline-parallel lab that runs a tiny GPT on
+  ``torch.distributed`` (``lab.py`` is the old path :mod:`ampere.megatron_lab`). Torch inside functions.
 
 Collective times come from :mod:`ampere.collectives` and the node's network from :mod:`ampere.fabrics`
 (chapter *NVLink, NVSwitch and collectives*); the GEMM model and the published MAMF figures from
@@ -43,6 +43,7 @@ Units: seconds, bytes (GB = 1e9), FLOP; TFLOP/s = 1e12 FLOP/s. Bandwidths are pe
 from __future__ import annotations
 
 from ..tables import markdown_table  # noqa: F401  (the chapter reads it through ampere.book)
+from . import lab  # noqa: F401  (the lab; ampere.megatron_lab is this module)
 from .figures import layer_gemm_points, plot_schedule, show_layer_gemms
 from .gpu_memory import activation_bytes_per_layer, memory_per_gpu
 from .hardware import (ATTENTION_BENCHMARK, _hardware, attention_core_roofline, attention_efficiency,  # noqa: F401
