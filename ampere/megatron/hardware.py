@@ -1,0 +1,187 @@
+"""The throughput model's view of the hardware: the GPU in its node (``_Hardware``, ``_hardware``), the
+GEMM roofline with wave quantisation (:func:`gemm_time`), the attention core
+(:func:`attention_core_roofline`, :func:`attention_efficiency`, :func:`flash_attention_efficiency`) and
+the all-reduce over NVSwitch.
+
+Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb),
+section "A throughput model built from hardware". Pure: collectives from :mod:`ampere.collectives`,
+wave efficiency from :mod:`ampere.gemm`, the figures from ``inputs.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from .. import collectives, fabrics, gemm, results, specs
+from .inputs import _A100_MAMF, _ATTENTION, INPUTS, _mamf
+from .sizing import _check_positive_int
+
+
+@dataclass(frozen=True)
+class _Hardware:
+    spec: specs.GPUSpec
+    peak: float
+    gemm_eff: float  # intrinsic: MAMF fraction divided by the MAMF shape's own wave efficiency
+    hbm: float
+    gap: float
+    nvl_bw: float
+    nvl_lat: float
+    ib_bw: float
+    ib_lat: float
+    per_node: int
+    notes: tuple[str, ...]
+
+
+def _hardware(gpu: str | specs.GPUSpec, network: fabrics.NodeNetwork | None = None) -> _Hardware:
+    """The model's view of ``gpu`` in a node ``network`` (default :data:`ampere.fabrics.DGX_A100`)."""
+    spec = specs.get(gpu)
+    net = fabrics.DGX_A100 if network is None else network
+    if not isinstance(net, fabrics.NodeNetwork):
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {net!r} ({type(net).__name__})")
+    notes: list[str] = []
+    precision = "fp16" if spec.supports("fp16") else "fp32"
+    peak = spec.peak_flops(precision)
+    a100 = specs.get("A100-SXM4-80GB")
+    found = _mamf(spec)
+    mamf, shape = (found[0], found[1]) if found else (None, None)
+    if mamf is None:
+        frac = INPUTS["mamf_fraction"].value
+        notes.append(f"no published MAMF for {spec.name}: the A100 SXM's {frac:.1%} of peak is assumed")
+    else:
+        frac = mamf / peak
+    ref_wave = _wave(*(shape or _A100_MAMF[1])[:2], 1, spec.sm_count)
+    # NVSwitch all-reduce busbw scales with the GPU's NVLink bandwidth (A100: 230 of 300 GB/s per direction)
+    a100_nvl = a100.nvlink_bytes_per_s_per_direction
+    if spec.nvlink_bytes_per_s > 0:
+        nvl = INPUTS["nvswitch_allreduce_busbw"].value * spec.nvlink_bytes_per_s_per_direction / a100_nvl
+    else:
+        nvl = spec.pcie_bytes_per_s * INPUTS["nvswitch_allreduce_busbw"].value / a100_nvl
+        notes.append(f"{spec.name} has no NVLink: tensor-parallel all-reduces go over PCIe")
+    if net.gpu != spec.name and not (net is fabrics.DGX_A100 and spec.name.startswith("A100-SXM4")):
+        notes.append(f"the node network is {net.name}'s ({net.gpus_per_node} GPUs, {net.hcas_per_node} adapters "
+                     f"of {net.hca_bytes_per_s * 8 / 1e9:.0f} Gb/s), applied to {spec.name}")
+    if net.nvlink_domain < net.gpus_per_node:
+        notes.append(f"{net.name}: NVLink joins {net.nvlink_domain} of {net.gpus_per_node} GPUs; the model "
+                     f"treats the node as one fast domain")
+    return _Hardware(spec, peak, frac / ref_wave, INPUTS["hbm_fraction"].value * spec.hbm_bytes_per_s,
+                     INPUTS["kernel_gap_s"].value, nvl, net.intra_latency_s,
+                     net.inter_bytes_per_s_per_gpu * INPUTS["ib_fraction"].value,
+                     net.inter_latency_s, net.gpus_per_node, tuple(notes))
+
+
+_TILES = ((256, 128), (128, 256), (128, 128))  # the large-tile shapes cuBLAS/CUTLASS use for 16-bit GEMMs
+
+
+def _wave(m: int, n: int, batch: int, sms: int) -> float:
+    """Best wave efficiency over the tile shapes the library's heuristics choose among:
+    :func:`ampere.gemm.wave_efficiency` (chapter *Architecture of the GA100*) for a batch of GEMMs."""
+    return max(gemm.wave_efficiency(m, n, tm, tn, sms=sms, batch=batch) for tm, tn in _TILES)
+
+
+def gemm_time(m: int, n: int, k: int, batch: int = 1, gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> float:
+    """Predicted time (s) of ``batch`` 16-bit GEMMs C[m,n] = A[m,k] B[k,n] on ``gpu``: the roofline.
+
+    Chapter: "A throughput model built from hardware". Compute side: 2mnk FLOPs at the MAMF efficiency
+    scaled by the wave quantisation of this shape relative to the MAMF shape. Memory side: A, B and C
+    cross HBM once (2 bytes each) at the achievable HBM bandwidth. The slower side wins, plus one kernel
+    gap. Small inner dimensions (attention's k = h/a) make a GEMM memory-bound.
+    """
+    for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+        _check_positive_int(name, v)
+    hw = _hardware(gpu)
+    return _gemm(hw, m, n, k, batch)
+
+
+def _gemm(hw: _Hardware, m: int, n: int, k: int, batch: int = 1) -> float:
+    flops = 2.0 * m * n * k * batch
+    nbytes = 2.0 * (m * k + k * n + m * n) * batch
+    compute = flops / (hw.peak * hw.gemm_eff * _wave(m, n, batch, hw.spec.sm_count))
+    return max(compute, nbytes / hw.hbm) + hw.gap
+
+
+def _gemm_fwd_bwd(hw: _Hardware, m: int, n: int, k: int, batch: int = 1) -> tuple[float, float]:
+    """Forward Y = X W, and backward dX = dY W^T (m x k, inner n) plus dW = X^T dY (k x n, inner m)."""
+    return _gemm(hw, m, n, k, batch), _gemm(hw, m, k, n, batch) + _gemm(hw, k, n, m, batch)
+
+
+#: The configuration of the attention benchmark behind ``INPUTS["attention_core_ms"]``
+#: (``ampere/data/tables/megatron-attention-benchmark.json``).
+ATTENTION_BENCHMARK = {k: _ATTENTION["rows"][0][k] for k in ("gpu", "batch", "heads", "head_dim", "seq", "dropout")}
+ATTENTION_BENCHMARK["source"] = _ATTENTION["source"]
+
+
+def attention_core_roofline(gpu: str | specs.GPUSpec, batch: int, heads: int, head_dim: int, seq: int,
+                            causal: bool = False, dropout: bool = True) -> dict[str, float]:
+    """Roofline time (s) of the attention core: S = Q K^T, softmax, dropout, O = P V; forward and backward.
+
+    Chapter: "A throughput model built from hardware". The two batched GEMMs by :func:`gemm_time`'s
+    roofline; the softmax and dropout as the memory traffic of :data:`MEMORY_OPS` (a causal softmax
+    reads only the lower triangle). No efficiency factor: this is what perfect kernels would take.
+    """
+    hw = _hardware(gpu)
+    n = batch * heads
+    f1, g1 = _gemm_fwd_bwd(hw, seq, seq, head_dim, n)
+    f2, g2 = _gemm_fwd_bwd(hw, seq, head_dim, seq, n)
+    elems = n * seq * seq
+    soft_f, soft_b = (3, 4) if causal else (4, 6)
+    drop_f, drop_b = (5, 5) if dropout else (0, 0)
+    fwd = f1 + f2 + (soft_f + drop_f) * elems / hw.hbm
+    bwd = g1 + g2 + (soft_b + drop_b) * elems / hw.hbm
+    return {"fwd": fwd, "bwd": bwd, "total": fwd + bwd}
+
+
+@functools.lru_cache(maxsize=1)
+def attention_efficiency() -> float:
+    """Roofline time / measured time of Megatron's attention core on an A100 (an input, not a fit).
+
+    Chapter: "A throughput model built from hardware". The unfused attention of 2021 (two batched GEMMs
+    with a small inner dimension, a softmax and a dropout over the b a s^2 scores) runs well below the
+    HBM roofline; FlashAttention's authors timed it [dao2022flashattention]. Every layer's attention
+    time is divided by this ratio.
+    """
+    cfg = ATTENTION_BENCHMARK
+    roof = attention_core_roofline(cfg["gpu"], cfg["batch"], cfg["heads"], cfg["head_dim"], cfg["seq"],
+                                   dropout=cfg["dropout"])["total"]
+    return roof / (INPUTS["attention_core_ms"].value * 1e-3)
+
+
+def _flash_record() -> Any:
+    recs = [r for r in results.records(benchmark="attention", kind="published")
+            if r.params.get("algorithm") == "flash" and "fwd_bwd_time_ms" in r.figures]
+    if not recs:
+        raise ValueError("no published FlashAttention timing (benchmark 'attention', algorithm 'flash') in ampere/data")
+    return recs[0]
+
+
+@functools.lru_cache(maxsize=1)
+def flash_attention_efficiency() -> float:
+    """GEMM-roofline time / published time of a FlashAttention forward + backward (an input, not a fit).
+
+    Chapter: "A throughput model built from hardware". FlashAttention fuses the scores, softmax, dropout
+    and the product with V in one kernel that never writes the s x s scores to HBM, and recomputes them
+    in the backward pass [dao2022flashattention]. Its time is set by the two batched GEMMs (forward and
+    backward, plus the recomputed scores); this is their roofline on an A100 40GB over the published time
+    of the paper's Figure 2 configuration (``ampere/data/published/kernels-flashattention.json``).
+    """
+    rec = _flash_record()
+    hw = _hardware("A100-SXM4-40GB")
+    b, a, s, d = (rec.params[k] for k in ("batch", "heads", "seq", "head_dim"))
+    roof = _flash_roofline(hw, s, d, b * a)
+    return roof / (rec.figure("fwd_bwd_time_ms") * 1e-3)
+
+
+def _flash_roofline(hw: _Hardware, s: int, d: int, n: int) -> float:
+    """Compute time of a fused attention, forward + backward: the scores and the product with V (4 s^2 d
+    FLOPs per head), the recomputed scores (2 s^2 d) and the four gradient products (8 s^2 d) at the GEMM
+    ceiling; the s x s tiles stay on chip, so no HBM side."""
+    flops = 14.0 * s * s * d * n
+    return flops / (hw.peak * hw.gemm_eff)
+
+
+def _allreduce(hw: _Hardware, nbytes: float, n: int) -> float:
+    if n == 1:
+        return 0.0
+    return collectives.collective_time("all_reduce", nbytes, n, hw.nvl_bw, hw.nvl_lat)
+

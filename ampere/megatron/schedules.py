@@ -1,0 +1,168 @@
+"""Pipeline schedules simulated step by step: GPipe, 1F1B and interleaved 1F1B (:func:`schedule_ops`,
+:func:`simulate_schedule`), and the bubble read off the simulation beside the paper's formula
+(:func:`bubble_formula`).
+
+Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb),
+section "Pipeline schedules". Pure: no torch, no matplotlib (the timeline figure of a simulated schedule
+is ``figures.plot_schedule``). The lab (``lab.py``) runs its microbatches in the order of
+:func:`schedule_ops`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .sizing import _check_positive_int
+
+# ===========================================================================================================
+# Pipeline schedules, simulated step by step
+# ===========================================================================================================
+
+SCHEDULES = ("gpipe", "1f1b", "interleaved")
+
+
+def bubble_formula(pipeline: int, microbatches: int, interleave: int = 1) -> float:
+    """Bubble time over ideal time: (p-1)/m, and (1/v)(p-1)/m interleaved (paper section 2.2)."""
+    _check_positive_int("pipeline", pipeline)
+    _check_positive_int("microbatches", microbatches)
+    _check_positive_int("interleave", interleave)
+    return (pipeline - 1) / (interleave * microbatches)
+
+
+def schedule_ops(kind: str, pipeline: int, microbatches: int, interleave: int = 1) -> list[list[tuple[str, int, int]]]:
+    """The ordered operations each pipeline device runs: lists of (``"F"`` or ``"B"``, microbatch, chunk).
+
+    Chapter: "Pipeline schedules". ``gpipe``: all forwards, then all backwards. ``1f1b`` (PipeDream-Flush):
+    device r runs p - r - 1 warm-up forwards, then alternates one forward and one backward, then drains.
+    ``interleaved``: Megatron's schedule with v model chunks per device: (p - r - 1) x 2 + (v - 1) p
+    warm-up forwards over virtual microbatches k, where chunk = (k // p) mod v (backwards in reverse chunk
+    order) and microbatch = (k // (p v)) p + k mod p; it needs m to be a multiple of p.
+    """
+    if kind not in SCHEDULES:
+        raise ValueError(f"kind={kind!r} is not a schedule; allowed: {', '.join(SCHEDULES)}")
+    p, m, v = (_check_positive_int("pipeline", pipeline), _check_positive_int("microbatches", microbatches),
+               _check_positive_int("interleave", interleave))
+    if kind != "interleaved" and v != 1:
+        raise ValueError(f"interleave={v} needs kind='interleaved' (kind={kind!r} has one chunk per device)")
+    if kind == "interleaved" and m % p:
+        raise ValueError(f"microbatches={m} must be a multiple of pipeline={p} for the interleaved schedule")
+    devices = []
+    for r in range(p):
+        if kind == "gpipe":
+            devices.append([("F", i, 0) for i in range(m)] + [("B", i, 0) for i in range(m)])
+            continue
+        if kind == "1f1b":
+            warm = min(p - r - 1, m)
+            ops = [("F", i, 0) for i in range(warm)]
+            for i in range(m - warm):
+                ops += [("F", warm + i, 0), ("B", i, 0)]
+            ops += [("B", i, 0) for i in range(m - warm, m)]
+            devices.append(ops)
+            continue
+        total = m * v
+
+        def fwd(k: int) -> tuple[str, int, int]:
+            return ("F", (k // (p * v)) * p + k % p, (k // p) % v)
+
+        def bwd(k: int) -> tuple[str, int, int]:
+            return ("B", (k // (p * v)) * p + k % p, v - 1 - (k // p) % v)
+
+        warm = min((p - r - 1) * 2 + (v - 1) * p, total)
+        ops = [fwd(k) for k in range(warm)]
+        for i in range(total - warm):
+            ops += [fwd(warm + i), bwd(i)]
+        ops += [bwd(k) for k in range(total - warm, total)]
+        devices.append(ops)
+    return devices
+
+
+@dataclass
+class ScheduleResult:
+    """What :func:`simulate_schedule` returns: every operation with its start and end, and the bubble."""
+
+    kind: str
+    pipeline: int
+    microbatches: int
+    interleave: int
+    ops: list[dict[str, Any]]  # device, op ("F"/"B"), microbatch, chunk, start, end
+    makespan: float
+    ideal: float  # one device's pure compute time: m (t_fwd + t_bwd)
+    max_in_flight: list[float]  # per device: peak stashed activations, in microbatches x whole stages
+
+    @property
+    def bubble_fraction(self) -> float:
+        """(makespan - ideal) / ideal: the paper's bubble time fraction, read off the simulation."""
+        return (self.makespan - self.ideal) / self.ideal
+
+
+def simulate_schedule(kind: str, pipeline: int, microbatches: int, interleave: int = 1, t_fwd: float = 1.0,
+                      t_bwd: float = 2.0, t_comm: float = 0.0,
+                      stage_times: Sequence[tuple[float, float]] | None = None) -> ScheduleResult:
+    """Run a pipeline schedule step by step: each device executes its ops in order, as soon as inputs arrive.
+
+    Chapter: "Pipeline schedules". ``t_fwd`` and ``t_bwd`` are one microbatch's forward and backward time
+    on one device for its whole stage (a chunk takes 1/v of it); ``t_comm`` is added to every transfer
+    between devices; ``stage_times`` gives per-device (t_fwd, t_bwd) instead (an unbalanced pipeline).
+    A forward on virtual stage c p + r waits for the forward of the previous virtual stage; a backward
+    for the next stage's backward and for its own forward.
+    """
+    order = schedule_ops(kind, pipeline, microbatches, interleave)
+    p, m, v = pipeline, microbatches, interleave
+    if stage_times is None:
+        stage_times = [(t_fwd, t_bwd)] * p
+    if len(stage_times) != p:
+        raise ValueError(f"stage_times has {len(stage_times)} entries; pipeline={p} needs one per device")
+    for tf, tb in stage_times:
+        if not (tf > 0 and tb > 0):
+            raise ValueError(f"stage times must be > 0, got ({tf!r}, {tb!r})")
+    if t_comm < 0:
+        raise ValueError(f"t_comm={t_comm!r} must be >= 0")
+    n_stages = p * v
+    done: dict[tuple[str, int, int], float] = {}  # (op, microbatch, virtual stage) -> end time
+    free = [0.0] * p
+    ptr = [0] * p
+    ops: list[dict[str, Any]] = []
+    in_flight = [0.0] * p
+    max_in_flight = [0.0] * p
+    remaining = sum(len(o) for o in order)
+    while remaining:
+        progress = False
+        for r in range(p):
+            while ptr[r] < len(order[r]):
+                op, mb, chunk = order[r][ptr[r]]
+                vs = chunk * p + r
+                deps: list[float] = []
+                if op == "F":
+                    if vs > 0:
+                        key = ("F", mb, vs - 1)
+                        if key not in done:
+                            break
+                        deps.append(done[key] + (t_comm if (vs - 1) % p != r else 0.0))
+                else:
+                    if ("F", mb, vs) not in done:
+                        break
+                    deps.append(done[("F", mb, vs)])
+                    if vs < n_stages - 1:
+                        key = ("B", mb, vs + 1)
+                        if key not in done:
+                            break
+                        deps.append(done[key] + (t_comm if (vs + 1) % p != r else 0.0))
+                tf, tb = stage_times[r]
+                dur = (tf if op == "F" else tb) / v
+                start = max([free[r]] + deps)
+                end = start + dur
+                done[(op, mb, vs)] = end
+                free[r] = end
+                ops.append({"device": r, "op": op, "microbatch": mb, "chunk": chunk, "start": start, "end": end})
+                in_flight[r] += (1.0 if op == "F" else -1.0) / v  # a chunk holds 1/v of the stage's layers
+                max_in_flight[r] = max(max_in_flight[r], in_flight[r])
+                ptr[r] += 1
+                remaining -= 1
+                progress = True
+        if not progress:  # cannot happen for the schedules above; guards against a bad order
+            raise RuntimeError(f"schedule {kind!r} deadlocked (p={p}, m={m}, v={v})")
+    makespan = max(o["end"] for o in ops)
+    ideal = max(m * (tf + tb) for tf, tb in stage_times)
+    return ScheduleResult(kind, p, m, v, ops, makespan, ideal, max_in_flight)
+

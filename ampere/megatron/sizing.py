@@ -1,0 +1,121 @@
+"""Sizing a GPT: the model shape, its parameters, its FLOPs per iteration and the training time.
+
+Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb),
+section "Sizing a GPT": :func:`GPTConfig`, :func:`params` (the paper's eq. 2), :func:`flops_per_iteration`
+(eq. 3) and :func:`training_days` (eq. 4) [narayanan2021megatron]. Also the small argument checks every
+other file of the package uses (``_cfg``, ``_recompute``, ``_check_positive_int``).
+
+Pure: no torch, no matplotlib. The shape is :class:`ampere.transformer.TransformerShape`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import check, memory
+from ..transformer import TransformerShape
+
+# ===========================================================================================================
+# Sizing a GPT (paper section 5.1 and appendix)
+# ===========================================================================================================
+
+#: Activation recomputation: "full" (the paper's runs: only each layer's input kept), "selective" (the
+#: attention core recomputed, korthikanti2022reducing) or "none". True / False are aliases of full / none.
+RECOMPUTE: tuple[str, ...] = memory.RECOMPUTE
+
+
+def GPTConfig(layers: int, hidden: int, heads: int, vocab: int = 51200, seq: int = 2048, **fields: Any
+              ) -> TransformerShape:
+    """A GPT model as the paper describes it (Table 1 columns): the shared :class:`ampere.transformer.
+    TransformerShape` with GPT defaults (vocabulary 51,200 = GPT-2's 50,257 padded to 50 x 1024, 2,048
+    tokens, 4h MLP, tied embeddings, biases, LayerNorm, learned positions). Keyword ``fields`` (kv_heads,
+    ffn_hidden, glu, tied_embeddings, ...) build Llama-class shapes. Chapter: "Sizing a GPT".
+    """
+    return TransformerShape(layers, hidden, heads, vocab, seq, **fields)
+
+
+def _cfg(cfg: Any) -> TransformerShape:
+    if not isinstance(cfg, TransformerShape):
+        raise TypeError(f"cfg must be a GPTConfig (ampere.transformer.TransformerShape), got {cfg!r} "
+                        f"({type(cfg).__name__})")
+    return cfg
+
+
+def _recompute(value: Any) -> str:
+    """``recompute`` resolved to one of :data:`RECOMPUTE` (True -> "full", False -> "none")."""
+    if value is True:
+        return "full"
+    if value is False:
+        return "none"
+    if not isinstance(value, str):
+        raise TypeError(f"recompute must be one of {', '.join(map(repr, RECOMPUTE))} (or True/False), "
+                        f"got {value!r} ({type(value).__name__})")
+    return check.one_of("recompute", value, RECOMPUTE)
+
+
+def _gpt_defaults(cfg: TransformerShape) -> bool:
+    """True when ``cfg`` is the paper's GPT layer (the closed-form eqs. 2 and 3 apply exactly)."""
+    return (cfg.kv_heads in (None, cfg.heads) and cfg.ffn == 4 * cfg.hidden and not cfg.glu
+            and cfg.tied_embeddings and cfg.biases and cfg.norm == "layernorm" and cfg.positions == "learned")
+
+
+def params(cfg: TransformerShape) -> float:
+    """Parameters P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)), the paper's eq. (2), for a GPT layer.
+
+    Chapter: "Sizing a GPT". Per layer 12h^2 + 13h (QKV, projection, two MLP matrices, their biases and
+    two LayerNorms); (V + s) h for the word and position embeddings (the output layer shares the word
+    embedding). The final LayerNorm's 2h is left out, as in the paper. For any other shape (grouped-query
+    attention, SwiGLU, untied output layer, no biases, RMSNorm, rotary positions) it is the exact count
+    :attr:`TransformerShape.params` (Llama-2-7B: 6,738,415,616).
+    """
+    cfg = _cfg(cfg)
+    if not _gpt_defaults(cfg):
+        return float(cfg.params)
+    l, h, V, s = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq
+    return 12 * l * h**2 * (1 + 13 / (12 * h) + (V + s) / (12 * l * h))
+
+
+def _linear_weights(cfg: TransformerShape) -> int:
+    """Weights of one layer's linear layers (12 h^2 for a GPT layer)."""
+    return sum(i * o for _, i, o in cfg.linear_shapes())
+
+
+def flops_per_iteration(cfg: TransformerShape, batch: int, recompute: Any = "full") -> float:
+    """FLOPs of one training iteration of ``batch`` sequences, the paper's eq. (3) generalised.
+
+    Chapter: "Sizing a GPT". With full recomputation F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)): per layer
+    the forward pass costs 24 B s h^2 + 4 B s^2 h, the backward twice that, and recomputation one more
+    forward (factor 4); the logits layer adds 6 B s h V. Without recomputation the layer factor is 3;
+    selective recomputation adds one more forward of the attention core only (4 B s^2 h per layer). For
+    other shapes 24 B s h^2 becomes 2 B s x (the layer's linear weights): grouped-query attention and
+    SwiGLU change it, the attention products do not. Only matrix multiplications are counted.
+    """
+    cfg = _cfg(cfg)
+    B = check.positive_int("batch", batch)
+    rc = _recompute(recompute)
+    l, h, V, s = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq
+    linear, core = 2 * B * s * _linear_weights(cfg), 4 * B * s**2 * h
+    if rc == "full":
+        layer = 4 * (linear + core)
+    elif rc == "selective":
+        layer = 3 * (linear + core) + core
+    else:
+        layer = 3 * (linear + core)
+    return l * layer + 6 * B * s * h * V
+
+
+def training_days(n_params: float, tokens: float, gpus: int, tflops_per_gpu: float) -> float:
+    """End-to-end training time 8 T P / (n X) in days, the paper's eq. (4). Chapter: "Sizing a GPT".
+
+    8 = 2 (forward) + 4 (backward) + 2 (recomputation) FLOPs per parameter and token.
+    """
+    n_params = check.positive("n_params", n_params)
+    tokens = check.positive("tokens", tokens)
+    tflops_per_gpu = check.positive("tflops_per_gpu", tflops_per_gpu)
+    gpus = check.positive_int("gpus", gpus)
+    return 8 * tokens * n_params / (gpus * tflops_per_gpu * 1e12) / 86400
+
+
+def _check_positive_int(name: str, v: Any) -> int:
+    return check.positive_int(name, v)
+
