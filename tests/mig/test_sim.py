@@ -1,4 +1,4 @@
-"""ampere.mig_sim: the isolation event simulator (pure Python and NumPy)."""
+"""ampere.mig.tenants and ampere.mig.sim (the old path ampere.mig_sim): the isolation event simulator."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from ampere import mig_sim as mig
 from ampere import specs
+from ampere.mig import sim as mig
 
 A40 = "A100-SXM4-40GB"
 
