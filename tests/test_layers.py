@@ -15,17 +15,21 @@ LAYERS: dict[str, int] = {}
 for _name in ("specs", "check", "results", "tables", "glue", "plots", "device", "timing", "launch", "benchcli",
               "views"):
     LAYERS[_name] = 0
-for _name in ("transformer", "memory", "gemm", "collectives", "fabrics", "pricing", "mig_geometry", "mig_sim"):
+for _name in ("transformer", "memory", "gemm", "collectives", "fabrics", "pricing"):
     LAYERS[_name] = 1
 for _name in ("architecture", "numerics", "hbm", "kernels", "sparsity", "mig", "interconnect", "cluster",
-              "megatron", "megatron_lab"):
+              "megatron"):
     LAYERS[_name] = 2
 for _name in ("today", "report"):
     LAYERS[_name] = 3
 for _name in ("book", "cli", "__main__"):
     LAYERS[_name] = 4
-#: a chapter split over several modules may import its own parts
-SAME_CHAPTER = {("megatron_lab", "megatron")}
+#: old dotted paths kept as aliases of a file inside a chapter package (``ampere.mig_geometry`` IS
+#: ``ampere.mig.geometry``): each alias file imports its package and nothing else
+ALIASES = {"mig_geometry": "mig", "mig_sim": "mig", "megatron_lab": "megatron"}
+for _alias, _package in ALIASES.items():
+    LAYERS[_alias] = LAYERS[_package]
+SAME_CHAPTER = {(alias, package) for alias, package in ALIASES.items()}
 
 
 def _modules() -> list[str]:
