@@ -1,0 +1,131 @@
+"""The L2 working-set curve: the footprints of a sweep, the two-level model of read bandwidth versus
+footprint, and the knee where a measured curve falls from its L2 plateau to its DRAM plateau.
+
+Chapter: *HBM and the memory hierarchy* (book/hbm.ipynb), "The L2 working-set sweep".
+Pure: no torch, no matplotlib (NumPy inside :func:`find_knee`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .. import check, specs
+from .common import KiB, MiB, _Row
+
+
+def sweep_footprints(l2_bytes: int, points: int = 24, start_bytes: int = 256 * KiB, stop_factor: float = 4.0,
+                     align: int = 4 * KiB) -> list[int]:
+    """Log-spaced footprints from ``start_bytes`` to ``stop_factor`` x L2, multiples of ``align``, unique.
+
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
+    l2 = check.positive_int("l2_bytes", l2_bytes)
+    n = check.positive_int("points", points)
+    start = check.positive_int("start_bytes", start_bytes)
+    al = check.positive_int("align", align)
+    stop = check.positive("stop_factor", stop_factor) * l2
+    if stop <= start:
+        raise ValueError(f"stop_factor={stop_factor!r} x l2_bytes={l2_bytes} must exceed start_bytes={start_bytes}")
+    if n == 1:
+        return [max(al, round(start / al) * al)]
+    ratio = (stop / start) ** (1 / (n - 1))
+    return sorted({max(al, round(start * ratio**i / al) * al) for i in range(n)})
+
+
+def _l2_bandwidth(s: specs.GPUSpec) -> tuple[float, str]:
+    """Theoretical L2 read bandwidth, or an assumption when NVIDIA publishes no bytes/clock."""
+    if s.l2_bytes_per_s is not None:
+        return s.l2_bytes_per_s, f"L2 {s.l2_bytes_per_s / 1e12:.2f} TB/s: {s.l2_read_bytes_per_clk} B/clk x boost clock"
+    ref = specs.get("A100-SXM4-80GB")
+    per_sm_clk = ref.l2_read_bytes_per_clk / ref.sm_count
+    bw = per_sm_clk * s.sm_count * s.boost_clock_hz
+    return bw, (f"L2 {bw / 1e12:.2f} TB/s ASSUMED: no published bytes/clock, GA100's {per_sm_clk:.1f} B/clk per SM "
+                f"scaled to {s.sm_count} SMs at {s.boost_clock_hz / 1e9:.2f} GHz")
+
+
+def l2_sweep_model(footprints: Sequence[float], gpu: str | specs.GPUSpec = "A100-SXM4-80GB", *,
+                   policy: str = "lru", l2_bytes: float | None = None, l2_bytes_per_s: float | None = None,
+                   dram_bytes_per_s: float | None = None) -> tuple[list[float], list[str]]:
+    """Model of read bandwidth versus footprint when the same footprint is read over and over.
+
+    A fraction ``hit`` of the reads is served by L2 at ``l2_bytes_per_s``, the rest by DRAM:
+    time per byte = hit / B_L2 + (1 - hit) / B_DRAM. ``policy="lru"``: an ideal least-recently-used
+    cache, hit = 1 up to the capacity and 0 beyond (a cyclic sweep evicts every line before its reuse);
+    ``"random"``: random replacement, hit ≈ capacity / footprint beyond it. Returns (bytes/s per footprint,
+    assumptions). Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
+    s = specs.get(gpu)
+    check.one_of("policy", policy, ("lru", "random"))
+    cap = s.l2_bytes if l2_bytes is None else check.positive("l2_bytes", l2_bytes)
+    notes = [f"L2 capacity {cap / MiB:.0f} MiB" + (" (catalogue)" if l2_bytes is None else " (given)")]
+    if l2_bytes_per_s is None:
+        b_l2, note = _l2_bandwidth(s)
+        notes.append(note)
+    else:
+        b_l2 = check.positive("l2_bytes_per_s", l2_bytes_per_s)
+        notes.append(f"L2 {b_l2 / 1e12:.2f} TB/s (given)")
+    b_dram = s.hbm_bytes_per_s if dram_bytes_per_s is None else check.positive("dram_bytes_per_s", dram_bytes_per_s)
+    notes.append(f"DRAM {b_dram / 1e12:.2f} TB/s" + (" (datasheet)" if dram_bytes_per_s is None else " (given)"))
+    notes.append(f"replacement policy: {policy}")
+    if isinstance(footprints, (str, bytes)) or not isinstance(footprints, Iterable):
+        raise TypeError(f"footprints must be a sequence of byte counts, got {footprints!r}")
+    out = []
+    for f in footprints:
+        f = check.positive("footprint", f)
+        hit = 1.0 if f <= cap else (0.0 if policy == "lru" else cap / f)
+        out.append(1.0 / (hit / b_l2 + (1.0 - hit) / b_dram))
+    return out, notes
+
+
+@dataclass(frozen=True)
+class Knee(_Row):
+    """Where a working-set curve falls from its L2 plateau to its DRAM plateau. See :func:`find_knee`."""
+
+    l2_plateau_bytes_per_s: float
+    dram_plateau_bytes_per_s: float
+    knee_bytes: float | None  # None when no knee is visible
+    ratio_to_l2: float | None
+    visible: bool
+    within: bool  # knee within ``tolerance`` of ``l2_bytes``
+    l2_bytes: float
+    tolerance: float
+
+
+def find_knee(footprints: Sequence[float], bytes_per_s: Sequence[float], l2_bytes: float,
+              tolerance: float = 0.25) -> Knee:
+    """Where a working-set curve falls from its L2 plateau to its DRAM plateau.
+
+    The L2 plateau is the median bandwidth of footprints <= L2/4, the DRAM plateau that of footprints
+    >= 2 x L2; the knee is the footprint where the curve first crosses their mean (interpolated in log
+    footprint). ``visible`` needs the L2 plateau to be at least 1.3x the DRAM plateau; ``within`` says
+    whether the knee lies within ``tolerance`` of ``l2_bytes``. Chapter: *HBM and the memory hierarchy*.
+    """
+    import numpy as np
+
+    try:
+        f = np.asarray(footprints, dtype=float)
+        y = np.asarray(bytes_per_s, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("footprints and bytes_per_s must be sequences of numbers") from None
+    if f.ndim != 1 or f.shape != y.shape or f.size < 3:
+        raise ValueError(f"footprints and bytes_per_s must be 1-D sequences of the same length (>= 3); got "
+                         f"shapes {f.shape} and {y.shape}")
+    if np.any(~np.isfinite(f)) or np.any(f <= 0) or np.any(~np.isfinite(y)) or np.any(y <= 0):
+        raise ValueError("footprints and bytes_per_s must be finite and positive")
+    l2 = check.positive("l2_bytes", l2_bytes)
+    tol = check.positive("tolerance", tolerance)
+    order = np.argsort(f)
+    f, y = f[order], y[order]
+    low = y[f <= l2 / 4] if np.any(f <= l2 / 4) else y[:3]
+    high = y[f >= 2 * l2] if np.any(f >= 2 * l2) else y[-2:]
+    l2_plateau, dram_plateau = float(np.median(low)), float(np.median(high))
+    if l2_plateau < 1.3 * dram_plateau:
+        return Knee(l2_plateau, dram_plateau, None, None, False, False, l2, tol)
+    mid = 0.5 * (l2_plateau + dram_plateau)
+    for i in range(1, f.size):
+        if y[i] < mid <= y[i - 1]:
+            t = (y[i - 1] - mid) / (y[i - 1] - y[i])
+            knee = float(np.exp(np.log(f[i - 1]) + t * (np.log(f[i]) - np.log(f[i - 1]))))
+            return Knee(l2_plateau, dram_plateau, knee, knee / l2, True, abs(knee / l2 - 1) <= tol, l2, tol)
+    return Knee(l2_plateau, dram_plateau, None, None, False, False, l2, tol)

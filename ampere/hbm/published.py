@@ -1,0 +1,107 @@
+"""Published measurements the chapter reads from ``ampere/data`` (never typed here): the ZeRO paper's
+Figure 1 (``rajbhandari2020zero``), STREAM-type bandwidth and L2 working-set sweeps from gpu-benches
+(``ernstgpubenches``).
+
+Chapter: *HBM and the memory hierarchy* (book/hbm.ipynb), "Training a model", "Measured bandwidth" and "The
+L2 working-set sweep". Pure: no torch, no matplotlib.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .common import KiB
+from .l2_model import Knee, find_knee
+
+
+@dataclass(frozen=True)
+class ZeroFigureRow:
+    """One bar of the ZeRO paper's Figure 1: per-GPU model-state memory for one ZeRO stage."""
+
+    stage: int
+    label: str
+    params: float
+    data_parallel: int
+    per_gpu_gb: float
+    source: str
+    where: str
+
+
+def zero_figure1() -> list[ZeroFigureRow]:
+    """The ZeRO paper's Figure 1 (7.5B parameters, 64 GPUs, K = 12), from ``ampere/data/tables/zero-figure1.json``.
+
+    A validation target of :func:`ampere.memory.zero_bytes_per_param`, never an input.
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
+    """
+    from .. import results
+
+    t = results.table("zero-figure1")
+    return [ZeroFigureRow(int(r["stage"]), r["label"], float(r["params"]), int(r["data_parallel"]),
+                          float(r["per_gpu_gb"]), t["source"], r["where"]) for r in t["rows"]]
+
+
+#: The STREAM kernels of gpu-benches and the names of ours that do the same traffic.
+_STREAM_FIGURES: Mapping[str, str] = MappingProxyType({
+    "write": "write_gb_per_s", "read": "read_gb_per_s", "scale": "scale_gb_per_s", "triad": "triad_gb_per_s"})
+
+
+def published_stream(gpu: str | None = None) -> list[Any]:
+    """Published STREAM-type bandwidth records (``benchmark="stream"``), optionally of one ``gpu``.
+
+    Each is an :class:`ampere.results.Record` with figures ``write_gb_per_s``, ``read_gb_per_s``,
+    ``scale_gb_per_s`` and ``triad_gb_per_s`` (bytes of every load and store stream per second).
+    Chapter: *HBM and the memory hierarchy*, "Measured bandwidth".
+    """
+    from .. import results
+
+    return results.records(benchmark="stream", gpu=gpu, kind="published")
+
+
+@dataclass(frozen=True)
+class L2Sweep:
+    """A working-set sweep as arrays: footprints (bytes), read bandwidth (bytes/s), the L2 size it is judged
+    against, and where it comes from (the :class:`ampere.results.Record`, or None for a fresh measurement)."""
+
+    gpu: str
+    footprints: tuple[float, ...]
+    bytes_per_s: tuple[float, ...]
+    l2_bytes: float
+    label: str
+    record: Any = None
+
+    def knee(self, tolerance: float = 0.25) -> Knee:
+        return find_knee(self.footprints, self.bytes_per_s, self.l2_bytes, tolerance)
+
+
+def _sweep_from_record(rec: Any) -> L2Sweep:
+    from .. import views
+
+    f = [k * KiB for k in rec.params["footprint_kib"]]
+    y = [g * 1e9 for g in rec.figure("read_gb_per_s")]
+    return L2Sweep(rec.gpu, tuple(f), tuple(y), float(rec.params["l2_bytes"]), views.source_text(rec), rec)
+
+
+def published_l2_sweeps(gpu: str | None = None) -> list[L2Sweep]:
+    """Every published L2 working-set sweep (``benchmark="l2-sweep"``), optionally of one ``gpu``.
+
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
+    from .. import results
+
+    return [_sweep_from_record(r) for r in results.records(benchmark="l2-sweep", gpu=gpu, kind="published")]
+
+
+def published_l2_sweep(gpu: str) -> L2Sweep:
+    """The published sweep of ``gpu`` (a catalogue or device name); ``ValueError`` lists those available.
+
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu must be a GPU name, got {gpu!r} ({type(gpu).__name__})")
+    found = published_l2_sweeps(gpu)
+    if not found:
+        have = sorted({s.gpu for s in published_l2_sweeps()})
+        raise ValueError(f"gpu={gpu!r} has no published L2 sweep; available: {', '.join(have)}")
+    return found[0]

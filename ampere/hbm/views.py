@@ -1,0 +1,212 @@
+"""Views: one call per measuring section of the chapter (:func:`show_bandwidth`, :func:`show_l2_sweep`,
+:func:`show_capacity`) and the points they and the ZeRO cell show (:func:`bandwidth_points`,
+:func:`zero_points`): measured here when the GPU can, else recorded results, else published ones, always
+beside the model, through :mod:`ampere.views`.
+
+Chapter: *HBM and the memory hierarchy* (book/hbm.ipynb). matplotlib (and, through the measurements, torch)
+is imported only inside the functions that draw or measure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from .. import check, memory, specs
+from .common import GB, GiB, MiB, _catalogue
+from .l2_model import _l2_bandwidth, l2_sweep_model
+from .measure import Capacity, measure_bandwidth, measure_capacity, measure_l2_sweep
+from .published import _STREAM_FIGURES, L2Sweep, published_l2_sweeps, published_stream, zero_figure1
+from .records import bandwidth_rows, sweep_rows
+
+#: Kernels shown for each published STREAM record (gpu-benches' init is our write).
+_VIEW_KERNELS = ("read", "write", "scale", "triad")
+
+
+def bandwidth_points(info: Any = None, measured: Sequence[Mapping[str, Any]] | None = None) -> list[Any]:
+    """The bandwidth section's rows: each kernel's bytes/s beside the datasheet DRAM bandwidth (the model).
+
+    Rows come in the book's order of evidence: ``measured`` (records of :func:`measure_bandwidth` on this
+    machine's GPU), then results recorded on real GPUs (``results.records(benchmark="hbm",
+    kind="measured")``), then the published STREAM measurements of gpu-benches for the GPUs of the catalogue
+    (A100 80GB and 40GB, H200). Values in GB/s; the model of a GPU outside the catalogue is left empty.
+    Chapter: *HBM and the memory hierarchy*, "Measured bandwidth".
+    """
+    from .. import results, views
+
+    pts = []
+    if measured:
+        spec = getattr(info, "spec", None)
+        gpu = getattr(info, "spec_name", None) or (info.label() if info is not None else "this GPU")
+        for row in bandwidth_rows(measured):
+            pts.append(views.Point(f"{row.kernel} ({row.engine})", gpu,
+                                   spec.hbm_bytes_per_s / 1e9 if spec else None, row.bytes_per_s / 1e9, "GB/s",
+                                   kind="measured", source="measured here"))
+    for rec in results.records(benchmark="hbm", kind="measured"):
+        if rec.params.get("experiment") != "bandwidth" or "bytes_per_s" not in rec.figures:
+            continue
+        spec = _catalogue(rec.gpu)
+        pts.append(views.point(rec, "bytes_per_s", f"{rec.params.get('kernel')} ({rec.params.get('engine')})",
+                               spec.hbm_bytes_per_s / 1e9 if spec else None, "GB/s", scale=1e-9))
+    for rec in published_stream():
+        spec = _catalogue(rec.gpu)
+        if spec is None:
+            continue
+        for kernel in _VIEW_KERNELS:
+            pts.append(views.point(rec, _STREAM_FIGURES[kernel], kernel, spec.hbm_bytes_per_s / 1e9, "GB/s"))
+    return pts
+
+
+def _other_stream_table() -> str:
+    """Published STREAM figures of GPUs outside the catalogue (no datasheet model here), as Markdown."""
+    from .. import tables, views
+
+    rows = [{"GPU": rec.gpu, **{f"{k} (GB/s)": rec.figure(_STREAM_FIGURES[k]) for k in _VIEW_KERNELS},
+             "source": views.source_text(rec)} for rec in published_stream() if _catalogue(rec.gpu) is None]
+    return tables.markdown_table(rows) if rows else ""
+
+
+def show_bandwidth(info: Any, *, measure: bool | None = None) -> list[Any]:
+    """The "Measured bandwidth" section in one call: measure the kernels when ``info`` is a CUDA GPU (or
+    ``measure`` says so), then show every row of :func:`bandwidth_points` as a figure and a Markdown table,
+    each number with its source and its ratio to the datasheet bandwidth; published figures of GPUs outside
+    the catalogue follow in a dropdown. Returns the points shown. Chapter: *HBM*, "Measured bandwidth".
+    """
+    from .. import tables, views
+
+    run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
+    measured = measure_bandwidth(quick=True) if run else None
+    pts = bandwidth_points(info, measured)
+    views.show(pts, title="STREAM-like kernels against the datasheet DRAM bandwidth",
+               model_label="datasheet", real_label="reached", digits=0)
+    other = _other_stream_table()
+    if other:
+        tables.show_md("```{dropdown} Published STREAM figures of other GPUs (not in the catalogue)\n"
+                       + other + "\n```")
+    return pts
+
+
+def _sweep_points(sweeps: Sequence[L2Sweep]) -> list[Any]:
+    """Per sweep: L2 plateau vs the theoretical L2 bandwidth, DRAM plateau vs the datasheet, knee vs L2 size."""
+    from .. import views
+
+    pts = []
+    for sw in sweeps:
+        k = sw.knee()
+        spec = _catalogue(sw.gpu)
+        kind = "measured" if sw.record is None else ("recorded" if sw.record.kind == "measured" else "published")
+        l2_model = _l2_bandwidth(spec)[0] / 1e12 if spec else None
+        pts.append(views.Point("L2 plateau", sw.gpu, l2_model, k.l2_plateau_bytes_per_s / 1e12, "TB/s",
+                               kind=kind, source=sw.label))
+        pts.append(views.Point("DRAM plateau", sw.gpu, spec.hbm_bytes_per_s / 1e12 if spec else None,
+                               k.dram_plateau_bytes_per_s / 1e12, "TB/s", kind=kind, source=sw.label))
+        if k.visible:
+            pts.append(views.Point("knee", sw.gpu, sw.l2_bytes / MiB, k.knee_bytes / MiB, "MiB", kind=kind,
+                                   source=sw.label))
+    return pts
+
+
+def _recorded_sweeps() -> list[L2Sweep]:
+    """L2 sweeps of results recorded on real GPUs (``ampere/data/hbm-*.json``)."""
+    from .. import results, views
+
+    out = []
+    for res in results.recorded(benchmark="hbm"):
+        f, y, l2 = sweep_rows(res["records"])
+        spec_name = res["device"].get("spec_name") or res["device"].get("name", "?")
+        if len(f) >= 3 and (l2 or _catalogue(spec_name)):
+            recs = [r for r in results.measured_records(res) if r.params.get("experiment") == "l2_sweep"]
+            label = views.source_text(recs[0]) if recs else results.provenance(res)
+            out.append(L2Sweep(spec_name, tuple(f), tuple(y), float(l2 or specs.get(spec_name).l2_bytes), label,
+                               recs[0] if recs else None))
+    return out
+
+
+def show_l2_sweep(info: Any, *, measure: bool | None = None) -> list[L2Sweep]:
+    """The "L2 working-set sweep" section in one call: sweep this GPU when ``info`` is a CUDA GPU (or
+    ``measure`` says so), then draw every sweep there is (measured here, recorded, published) over the
+    two-level model of its GPU, and tabulate plateaus and knee against the model with their sources.
+    Returns the sweeps shown. Chapter: *HBM*, "The L2 working-set sweep".
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .. import plots, tables, views
+
+    run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
+    sweeps: list[L2Sweep] = []
+    if run:
+        recs = measure_l2_sweep(quick=True)
+        f, y, l2 = sweep_rows(recs)
+        spec = getattr(info, "spec", None)
+        if len(f) >= 3 and (l2 or spec):
+            sweeps.append(L2Sweep(getattr(info, "spec_name", None) or info.label(), tuple(f), tuple(y),
+                                  float(l2 or spec.l2_bytes), "measured here"))
+    sweeps += _recorded_sweeps() + published_l2_sweeps()
+    n = min(4, len(sweeps))  # measured here (on a GPU) + the three published sweeps
+    fig, axes = plots.figure("wide", 1, n) if n <= 3 else plots.figure("tall", 2, 2)
+    axes = np.atleast_1d(axes).ravel()
+    for ax, sw in zip(axes, sweeps[:n]):
+        spec = _catalogue(sw.gpu)
+        xs = np.geomspace(min(sw.footprints), max(sw.footprints), 200)
+        if spec is not None:
+            ym, _ = l2_sweep_model(xs, spec, policy="lru", l2_bytes=sw.l2_bytes)
+            ax.plot(xs / MiB, np.array(ym) / 1e12, "-", color="#555555", lw=1, label="model (ideal LRU)")
+        kind = "measured" if sw.record is None else ("recorded" if sw.record.kind == "measured" else "published")
+        ax.plot(np.array(sw.footprints) / MiB, np.array(sw.bytes_per_s) / 1e12, color=plots.gpu_color(sw.gpu),
+                **plots.PROVENANCE[kind], label=kind)
+        k = sw.knee()
+        ax.axvline(sw.l2_bytes / MiB, color="k", lw=0.8, ls=":")
+        if k.visible:
+            ax.axvline(k.knee_bytes / MiB, color=plots.gpu_color(sw.gpu), lw=1)
+        ax.set_xscale("log")
+        ax.set_xlabel("footprint (MiB)", fontsize=8)
+        ax.set_title(sw.gpu, fontsize=9)
+        ax.tick_params(labelsize=8)
+    for ax in axes[::3 if n <= 3 else 2]:
+        ax.set_ylabel("read bandwidth (TB/s)", fontsize=8)
+    axes[n - 1].legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    plt.show()
+    tables.show_md(views.table(_sweep_points(sweeps), model_label="model", real_label="sweep", digits=2))
+    return sweeps
+
+
+def show_capacity(info: Any) -> Capacity | None:
+    """The capacity cell of "40 GB versus 80 GB": on a CUDA GPU, what the driver exposes beside the datasheet
+    (a measurement); elsewhere the A100 datasheet capacities in GB and GiB and what the book's runtime reserve
+    (:data:`ampere.memory.RESERVE_FRACTION`) leaves. Chapter: *HBM*, "40 GB versus 80 GB"."""
+    from .. import tables
+
+    if getattr(info, "backend", "cpu") == "cuda":
+        cap = measure_capacity()
+        tables.show_md(tables.markdown_table([{
+            "GPU": cap.device, "driver total (GB)": cap.total_bytes / GB, "driver total (GiB)": cap.total_bytes / GiB,
+            "datasheet (GB)": cap.datasheet_bytes / GB if cap.datasheet_bytes else None,
+            "total / datasheet": cap.total_over_datasheet, "free after this context (GB)": cap.free_bytes / GB,
+            "source": "measured here"}], formats={"driver total (GB)": ".2f", "driver total (GiB)": ".2f",
+                                                  "datasheet (GB)": ".0f", "total / datasheet": ".3f",
+                                                  "free after this context (GB)": ".2f"}))
+        return cap
+    rows = []
+    for name in ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"):
+        s = specs.get(name)
+        rows.append({"GPU": name, "datasheet (GB)": s.memory_bytes / GB, "the same in GiB": s.memory_bytes / GiB,
+                     f"usable with a {memory.RESERVE_FRACTION:.0%} reserve (GB)":
+                         (s.memory_bytes - memory.runtime_reserve(s)) / GB})
+    tables.show_md(tables.markdown_table(rows, formats={
+        "datasheet (GB)": ".0f", "the same in GiB": ".1f",
+        f"usable with a {memory.RESERVE_FRACTION:.0%} reserve (GB)": ".1f"}))
+    return None
+
+
+def zero_points() -> list[Any]:
+    """The ZeRO paper's Figure 1 beside :func:`ampere.memory.zero_bytes_per_param` (GB per GPU).
+
+    Chapter: *HBM and the memory hierarchy*, "Training a model".
+    """
+    from .. import views
+
+    return [views.Point(f"stage {z.stage} ({z.label})", f"{z.params / 1e9:g}B model, {z.data_parallel} GPUs",
+                        memory.zero_bytes_per_param(z.stage, z.data_parallel).total * z.params / GB, z.per_gpu_gb,
+                        "GB", kind="published", source=f"{views.cite_label(z.source)}, {z.where}")
+            for z in zero_figure1()]

@@ -1,0 +1,38 @@
+"""Tests of ampere/hbm/bandwidth.py (the bandwidth derived from the interface, the hierarchy, two GPUs
+compared). Chapter: HBM and the memory hierarchy.
+
+Hand-computed cases: every expected number is worked out in a comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ampere import hbm
+
+
+def test_bandwidth_derivation_by_hand():
+    rows = {r["gpu"]: r for r in hbm.bandwidth_table()}
+    # A100 40GB: 5120 bits x 2.43 Gb/s / 8 = 1555.2 GB/s; 80GB SXM: 5120 x 3.186 / 8 = 2039.04 GB/s
+    assert rows["A100-SXM4-40GB"]["derived_bytes_per_s"] == pytest.approx(1555.2e9)
+    assert rows["A100-SXM4-80GB"]["derived_bytes_per_s"] == pytest.approx(2039.04e9)
+    # A6000: 384 x 16 / 8 = 768 GB/s exactly
+    assert rows["RTX-A6000"]["derived_bytes_per_s"] == pytest.approx(768e9)
+    # every HBM stack is a 1024-bit interface; GDDR has no stacks
+    assert {r["bits_per_stack"] for r in rows.values() if r["stacks"]} == {1024}
+    assert rows["T4"]["bits_per_stack"] is None
+    assert "inferred" in rows["H200-SXM-141GB"]["note"] and rows["A100-SXM4-80GB"]["note"] == ""
+
+
+def test_hierarchy_table_a100():
+    rows = {r["level"]: r for r in hbm.hierarchy_table("A100-SXM4-80GB")}
+    assert rows["registers"]["capacity_bytes"] == 256 * 1024 * 108  # 27 MiB of registers
+    assert rows["L2"]["capacity_bytes"] == 40 * 2**20
+    assert rows["L2"]["bytes_per_s"] == pytest.approx(5120 * 1.41e9)  # 7.22 TB/s
+    assert rows["DRAM (HBM2e)"]["bytes_per_s"] == 2039e9
+
+
+def test_compare_40_80():
+    r = hbm.compare_gpus("A100-SXM4-80GB", "A100-SXM4-40GB")
+    assert r["compute"] == 1.0 and r["capacity"] == 2.0 and r["l2"] == 1.0
+    assert r["bandwidth"] == pytest.approx(2039 / 1555)

@@ -1,0 +1,49 @@
+"""Tests of ampere/hbm/published.py (the published measurements read from ampere/data). Chapter: HBM and the
+memory hierarchy."""
+
+from __future__ import annotations
+
+import pytest
+
+from ampere import hbm, memory, specs
+
+GB = 1e9
+MiB = 2**20
+
+
+def test_published_memory_records():
+    stream, sweeps = hbm.published_stream(), hbm.published_l2_sweeps()
+    recs = stream + [s.record for s in sweeps]
+    assert len(recs) >= 8 and len({r.gpu for r in recs}) >= 3
+    for r in recs:
+        assert r.source == "ernstgpubenches" and r.where and "commit" in r.where
+    a100 = hbm.published_stream("A100-SXM4-80GB")[0]
+    # gpu-benches cuda-stream/a100_80.txt, last row: 1880 / 1769 / 1732 / 1759 GB/s (init, read, scale, triad)
+    assert [a100.figure(f"{k}_gb_per_s") for k in ("write", "read", "scale", "triad")] == [1880, 1769, 1732, 1759]
+    assert 0.85 < a100.figure("read_gb_per_s") * 1e9 / specs.get("A100-SXM4-80GB").hbm_bytes_per_s < 0.9
+    for sw in sweeps:
+        assert len(sw.footprints) == len(sw.bytes_per_s) >= 50
+        assert list(sw.footprints) == sorted(sw.footprints)
+        assert sw.label and "Ernst" in sw.label and "ernstgpubenches" not in sw.label  # no bib key on the page
+    with pytest.raises(ValueError, match="no published L2 sweep"):
+        hbm.published_l2_sweep("T4")
+    with pytest.raises(TypeError):
+        hbm.published_l2_sweep(4)
+
+
+def test_h200_l2_is_the_catalogue_50_mib():
+    # The chapter uses 50 MiB for the H200 (the H100 SXM5 configuration of GH100): the published sweep's
+    # knee sits at 0.98 x 50 MiB, which 60 MiB (0.82 x) would not explain.
+    sw = hbm.published_l2_sweep("H200-SXM-141GB")
+    assert sw.l2_bytes == specs.get("H200-SXM-141GB").l2_bytes == 50 * MiB
+    k = sw.knee()
+    assert k.within and abs(k.ratio_to_l2 - 1) < 0.05
+    assert abs(hbm.find_knee(sw.footprints, sw.bytes_per_s, 60 * MiB).ratio_to_l2 - 1) > 0.15
+
+
+def test_zero_figure1_rows():
+    rows = hbm.zero_figure1()
+    assert [r.stage for r in rows] == [0, 1, 2, 3] and rows[0].source == "rajbhandari2020zero"
+    for r in rows:
+        ours = memory.zero_bytes_per_param(r.stage, r.data_parallel).total * r.params / GB
+        assert ours == pytest.approx(r.per_gpu_gb, abs=0.05)
