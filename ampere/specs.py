@@ -51,7 +51,7 @@ import math
 import re
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Mapping
 
 from . import check
 
