@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import specs
-from .extract import _ALLREDUCE_BYTES, _MATMUL_LABEL, _link_model, _model_precision, _peak_label, recorded_figures
+from .extract import (_MATMUL_LABEL, _link_model, _model_precision, _peak_label, allreduce_key, recorded_figures,
+                      size_label)
 
 #: GPUs whose published figures form the reference table of the chapter (A100 first, then Hopper).
 REFERENCE_GPUS: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-80GB", "H100-SXM5-80GB",
@@ -29,8 +30,9 @@ def published_figures(gpus: Sequence[str] | None = None) -> list[dict[str, Any]]
 
     Same form as :func:`recorded_figures` (``key``, ``value``, ``gpu``, ``provenance``), so that
     :func:`compare` takes them as references beside the recorded results: square fixed-shape matmuls
-    (``matmul/<precision>/n<n>``), STREAM-type DRAM kernels (``hbm/<kernel>``) and 8-GPU all-reduce bus
-    bandwidth at 256 MiB and above (``allreduce/n8/<bytes>``). Chapter: *The reference check*.
+    (``matmul/<precision>/n<n>``), STREAM-type DRAM kernels (``hbm/<kernel>``) and single-node all-reduce
+    bus bandwidth at the size it was measured at (``allreduce/n<gpus>/<bytes>``, :func:`allreduce_points`).
+    Chapter: *The reference check*.
     """
     from .. import results
     from ..views import source_text
@@ -53,13 +55,48 @@ def published_figures(gpus: Sequence[str] | None = None) -> list[dict[str, Any]]
                 if fig in rec.figures:
                     out.append({"key": f"hbm/{kernel}", "value": float(rec.figures[fig]), "gpu": rec.gpu,
                                 "provenance": label, "created_utc": rec.date})
-        elif rec.benchmark == "all-reduce" and p.get("gpus") == 8 and p.get("nodes", 1) == 1:
-            # nccl-tests' large-message bus bandwidth (the plateau the report's 256 MiB probe sits on)
-            size = p.get("size_bytes", p.get("max_size_bytes"))
-            if "busbw_gb_per_s" in rec.figures and (size is None or size >= _ALLREDUCE_BYTES):
-                out.append({"key": f"allreduce/n8/{_ALLREDUCE_BYTES}", "value": float(rec.figures["busbw_gb_per_s"]),
-                            "gpu": rec.gpu, "provenance": label, "created_utc": rec.date})
+        elif rec.benchmark == "all-reduce":
+            out += [dict(f, provenance=label, created_utc=rec.date) for f in allreduce_points(rec)]
     return out
+
+
+def allreduce_points(rec: Any) -> list[dict[str, Any]]:
+    """Single-node all-reduce busbw points of a published record, each at the size it was measured at:
+    a record with a ``size_bytes`` parameter, or a curve (``size_bytes`` a list, ``busbw_gb_per_s`` a list
+    of the same length). A peak read off a sweep (``max_size_bytes`` only) or a statement without a size
+    gives no point: it cannot be paired with a probe of a known size (:func:`unsized_allreduce`)."""
+    p = rec.params
+    if rec.benchmark != "all-reduce" or p.get("nodes", 1) != 1 or not isinstance(p.get("gpus"), int):
+        return []
+    sizes, values = p.get("size_bytes"), rec.figures.get("busbw_gb_per_s")
+    if isinstance(sizes, (list, tuple)) and isinstance(values, (list, tuple)) and len(sizes) == len(values):
+        pairs = list(zip(sizes, values))
+    elif isinstance(sizes, int) and isinstance(values, (int, float)):
+        pairs = [(sizes, values)]
+    else:
+        return []
+    return [{"key": allreduce_key(p["gpus"], int(size)), "size_bytes": int(size), "value": float(v), "gpu": rec.gpu}
+            for size, v in pairs]
+
+
+def unsized_allreduce(gpus: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """Published single-node all-reduce bandwidths without the size they were read at (a sweep's peak, a
+    maintainer's figure): shown beside a report as context, never compared with a probe."""
+    from .. import results
+    from ..views import source_text
+
+    rows = []
+    for rec in results.records(benchmark="all-reduce", kind="published"):
+        p = rec.params
+        if (gpus is not None and rec.gpu not in gpus) or p.get("nodes", 1) != 1 or allreduce_points(rec):
+            continue
+        if "busbw_gb_per_s" not in rec.figures or not isinstance(rec.figures["busbw_gb_per_s"], (int, float)):
+            continue
+        sweep = f"peak of a sweep up to {size_label(p['max_size_bytes'])}" if p.get("max_size_bytes") else \
+            "size not stated"
+        rows.append({"GPU": rec.gpu, "GPUs": str(p.get("gpus", "?")), "busbw": f"{rec.figures['busbw_gb_per_s']:.0f} GB/s",
+                     "measured at": sweep, "source": source_text(rec)})
+    return rows
 
 
 def key_label(key: str) -> str:
@@ -70,7 +107,7 @@ def key_label(key: str) -> str:
     if parts[0] == "hbm" and len(parts) == 2:
         return f"DRAM bandwidth, {parts[1]} kernel"
     if parts[0] == "allreduce" and len(parts) == 3:
-        return f"all-reduce busbw, {parts[1][1:]} GPUs, {int(parts[2]) >> 20} MiB"
+        return f"all-reduce busbw, {parts[1][1:]} GPUs, {size_label(int(parts[2]))}"
     return key
 
 
