@@ -53,7 +53,7 @@ check-site:
 # On a machine with an NVIDIA GPU: every bench (quick), nbval on the chapters, the report recorded into
 # ampere/data/, and the chapters' acceptance levels tabulated. Without a GPU it says so and exits 2.
 gpu-check: $(STAMP)
-	$(PY) tools/gpu_check.py
+	$(if $(wildcard $(PY)),$(PY),python3) tools/gpu_check.py --budget-s 420 --out "$${OUT:-gpu-check-out}/gpu-check"
 
 # The Colab path: the built wheel in a fresh venv, run from outside the checkout (part of `make test`).
 wheel-check: $(STAMP)

@@ -155,12 +155,14 @@ def reference_points(gpus: Sequence[str] = REFERENCE_GPUS,
 # ---------------------------------------------------------------------------------------------------------
 
 
-#: figure-name ending -> (unit shown, factor from the stored unit to the shown one)
+#: figure-name ending -> (unit shown, factor from the stored unit to the shown one); longest endings first
 _UNITS: tuple[tuple[str, str, float], ...] = (
-    ("_tflop_per_s", "TFLOP/s", 1.0), ("_flop_per_s", "TFLOP/s", 1e-12), ("_gb_per_s", "GB/s", 1.0),
-    ("_tb_per_s", "GB/s", 1e3), ("_bytes_per_s", "GB/s", 1e-9), ("_tokens_per_s", "tokens/s", 1.0),
-    ("_samples_per_s", "samples/s", 1.0), ("_ms", "ms", 1.0), ("_us", "µs", 1.0), ("_s", "s", 1.0),
-    ("_ratio", "×", 1.0), ("_pct", "%", 1.0), ("_hours", "hours", 1.0), ("_minutes", "minutes", 1.0),
+    ("_tflop_per_s_per_gpu", "TFLOP/s per GPU", 1.0), ("_pflop_per_s", "PFLOP/s", 1.0),
+    ("_tflop_per_s", "TFLOP/s", 1.0), ("_gflop_per_w", "GFLOP/s/W", 1.0), ("_flop_per_s", "TFLOP/s", 1e-12),
+    ("_gb_per_s", "GB/s", 1.0), ("_tb_per_s", "GB/s", 1e3), ("_bytes_per_s", "GB/s", 1e-9),
+    ("_tokens_per_s", "tokens/s", 1.0), ("_samples_per_s", "samples/s", 1.0), ("_ms", "ms", 1.0),
+    ("_us", "µs", 1.0), ("_minutes", "minutes", 1.0), ("_hours", "hours", 1.0), ("_days", "days", 1.0),
+    ("_ratio", "×", 1.0), ("_pct", "%", 1.0), ("_s", "s", 1.0),
 )
 
 
@@ -172,20 +174,38 @@ def figure_unit(name: str) -> tuple[str, float]:
     return "", 1.0
 
 
-_IGNORED_PARAMS = {"m", "n", "k", "shape"}
+def _base(figure: str) -> str:
+    for suffix, _, _ in _UNITS:
+        if figure.endswith(suffix):
+            return figure[: -len(suffix)].replace("_", " ")
+    return figure.replace("_", " ")
 
 
 def _quantity(rec: Any, figure: str) -> str:
-    """A reader's name for what a published figure measures: benchmark, figure and the params that matter."""
-    base = figure
-    for suffix, _, _ in _UNITS:
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-            break
-    params = ", ".join(f"{k} {v}" for k, v in sorted(rec.params.items())
-                       if k not in _IGNORED_PARAMS and isinstance(v, (str, int, float)) and not isinstance(v, bool))
-    text = f"{rec.benchmark}: {base.replace('_', ' ')}".rstrip(": ")
-    return f"{text} ({params})" if params else text
+    """A short reader's name for what a published figure measures: the figure and the few parameters that
+    tell two measurements of it apart (precision and method of a matmul, program of a STREAM kernel, GPUs,
+    nodes and size of an all-reduce, model of a training run)."""
+    p, base = rec.params, _base(figure)
+    if rec.benchmark == "matmul":
+        how = {"mamf": "MAMF shape search", "sweep": "size sweep, best"}.get(p.get("method"))
+        if how is None and p.get("m") and p.get("m") == p.get("n") == p.get("k"):
+            how = f"{p['m']}³"
+        data = f", {p['data']} inputs" if p.get("data") else ""
+        return f"{str(p.get('precision', base)).upper()} matmul, {how or p.get('method', '')}{data}"
+    if rec.benchmark == "stream":
+        return f"{base} kernel ({p.get('program', '?')})"
+    if rec.benchmark == "all-reduce":
+        where = f"{p.get('gpus', '?')} GPUs" + (f", {p['nodes']} nodes" if (p.get("nodes") or 1) > 1 else "")
+        size = p.get("size_bytes")
+        if isinstance(size, int):
+            where += f", {size_label(size)}"
+        elif p.get("max_size_bytes"):
+            where += f", sweep to {size_label(p['max_size_bytes'])}"
+        return f"{base}, {where}"
+    if rec.benchmark == "training-throughput":
+        return f"{p.get('model', '?')} on {p.get('gpus', '?')} GPUs: {base}"
+    extra = ", ".join(f"{k} {v}" for k, v in sorted(p.items())[:2] if isinstance(v, (str, int, float)))
+    return f"{rec.benchmark}: {base}" + (f" ({extra})" if extra else "")
 
 
 @dataclass(frozen=True)
@@ -197,6 +217,8 @@ class Reference:
     unit: str
     values: tuple[float, ...]
     sources: tuple[str, ...]      # author-year labels with table/figure, one per value
+    benchmark: str = ""
+    labels: tuple[str, ...] = ()  # author-year labels alone, one per value
 
     @property
     def median(self) -> float:
@@ -216,9 +238,9 @@ def reference_table(gpus: Sequence[str] | None = REFERENCE_GPUS, benchmarks: Seq
     Chapter: *The reference check*, "The references".
     """
     from .. import results
-    from ..views import source_text
+    from ..views import cite_label, source_text
 
-    groups: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    groups: dict[tuple[str, str, str, str], list[tuple[float, str, str]]] = {}
     for rec in results.records(kind="published"):
         if gpus is not None and rec.gpu not in gpus:
             continue
@@ -228,22 +250,25 @@ def reference_table(gpus: Sequence[str] | None = REFERENCE_GPUS, benchmarks: Seq
             if isinstance(value, (list, tuple)):
                 continue
             unit, factor = figure_unit(name)
-            groups.setdefault((_quantity(rec, name), rec.gpu, unit), []).append((float(value) * factor,
-                                                                                 source_text(rec)))
+            groups.setdefault((rec.benchmark, _quantity(rec, name), rec.gpu, unit), []).append(
+                (float(value) * factor, source_text(rec), cite_label(rec.source)))
     order = {g: i for i, g in enumerate(gpus or ())}
-    out = [Reference(q, g, u, tuple(v for v, _ in rows), tuple(s for _, s in rows))
-           for (q, g, u), rows in groups.items()]
-    return sorted(out, key=lambda r: (r.quantity, order.get(r.gpu, len(order)), r.gpu))
+    out = [Reference(q, g, u, tuple(v for v, _, _ in rows), tuple(s for _, s, _ in rows), b,
+                     tuple(c for _, _, c in rows)) for (b, q, g, u), rows in groups.items()]
+    return sorted(out, key=lambda r: (r.benchmark, r.quantity, order.get(r.gpu, len(order)), r.gpu))
 
 
 def reference_rows(refs: Sequence[Reference]) -> list[dict[str, str]]:
-    """Markdown rows of :func:`reference_table` (numbers formatted, spread only where several sources)."""
+    """Narrow printable rows of :func:`reference_table`: GPU, what, value (median, with the range where
+    several sources publish it) and the author-year labels of the sources (where in each: the data file)."""
     def num(v: float) -> str:
         return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
 
     rows = []
     for r in refs:
-        spread = f"{num(min(r.values))}–{num(max(r.values))} ({100 * r.spread:.0f} %)" if len(r.values) > 1 else ""
-        rows.append({"quantity": r.quantity, "GPU": r.gpu, "published": f"{num(r.median)} {r.unit}",
-                     "sources": str(len(r.values)), "spread": spread, "from": "; ".join(dict.fromkeys(r.sources))})
+        value = f"{num(r.median)} {r.unit}".strip()
+        if len(r.values) > 1:
+            value += f" ({num(min(r.values))}–{num(max(r.values))})"
+        rows.append({"GPU": r.gpu, "what": r.quantity, "value": value,
+                     "source": "; ".join(dict.fromkeys(r.labels or r.sources))})
     return rows
