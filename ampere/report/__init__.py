@@ -38,12 +38,13 @@ Map of the package (one concern per file):
                        table (pure)
 * ``comparison.py`` -- the comparison with the model and the recorded reference, the flag threshold,
                        configuration differences, printable rows (pure)
-* ``claims.py``     -- why identical GPUs differ (variation rows), the cost of a gap, the claims-checked
-                       table (pure)
+* ``claims.py``     -- published cases of one wrong setting, single-GPU variation rows, the cost of a gap,
+                       the claims-checked table (pure)
 * ``config_facts.py``  -- readers: NVML, sysfs, procfs, environment, nvidia-smi topo -m, lspci (never raise)
 * ``config_judges.py`` -- the verdict and the judges of the GPU settings (pure)
 * ``node_judges.py``   -- the judges of the node: NUMA, PCIe path, RDMA, NCCL, NVLink, versions, governor (pure)
 * ``config_checks.py`` -- the named checks (text + judge), the step shares, findings ranked by loss (pure)
+* ``examples.py``   -- the facts of a published A100 node and the same node with named faults (pure)
 * ``workload.py``   -- one transformer layer fwd+bwd timed, the Megatron model's prediction (torch inside)
 * ``probes.py``     -- the probes the report can run, their selection and the plan
 * ``figures.py``    -- the report's figures and the chapter's reference figure (matplotlib inside functions)
@@ -54,15 +55,16 @@ Map of the package (one concern per file):
 
 from __future__ import annotations
 
-from .claims import GAP_PRICE_QUOTE, claims_rows, gap_cost, variation_rows
+from .claims import GAP_PRICE_QUOTE, case_rows, claims_rows, gap_cost, variation_rows
 from .comparison import FLAG_THRESHOLD, compare, config_differences, model_rows, recorded_rows, summary_rows
 from .config_checks import (CHECKS, ConfigCheck, catalogue_rows, check_names, check_rows, findings, judge_all,
                             step_shares, throughput_loss)
 from .config_facts import read_facts
 from .config_judges import Verdict
-from .extract import ALLREDUCE_SIZES, allreduce_sizes, figures_from_result, load_references, recorded_figures
-from .figures import (comparison_figure, draw_comparison, draw_model, draw_recorded, model_figure, recorded_figure,
-                      show_references)
+from .examples import FAULTS, example_facts
+from .extract import ALLREDUCE_SIZES, allreduce_key, allreduce_sizes, figures_from_result, load_references, recorded_figures
+from .figures import (comparison_figure, draw_comparison, draw_findings, draw_model, draw_recorded, model_figure,
+                      recorded_figure, show_cases, show_references)
 from .output import REPORT_FILES, check_output_folder, render_html, write_report_set, write_text_atomic
 from .probes import PROBES, Probe, plan, probe_names, select_probes
 from .progress import Progress
@@ -90,6 +92,6 @@ __all__ = [
     "key_model", "reference_points", "show_references", "claims_rows", "GAP_PRICE_QUOTE",
     "CHECKS", "ConfigCheck", "Verdict", "check_names", "judge_all", "findings", "check_rows", "catalogue_rows",
     "step_shares", "throughput_loss", "read_facts", "ALLREDUCE_SIZES", "allreduce_sizes", "allreduce_points",
-    "unsized_allreduce", "REPORT_FILES", "write_report_set", "summary_text", "layer_shape", "layer_flops",
-    "predict_layer_s", "measure_layer",
+    "unsized_allreduce", "allreduce_key", "REPORT_FILES", "write_report_set", "summary_text", "layer_shape", "layer_flops",
+    "predict_layer_s", "measure_layer", "case_rows", "FAULTS", "example_facts", "show_cases", "draw_findings",
 ]

@@ -166,8 +166,9 @@ def claims_rows() -> list[dict[str, str]]:
          f"per year at {quote.low:.2f}-{quote.high:.2f} $/GPU-hour ({cite_label(quote.source)}); more on H100"},
         {"claim": "The gap comes from configuration (network stack, NVLink/InfiniBand, Linux kernel, NUMA), "
                   "not from the hardware", "source": src, "verdict": "consistent",
-         "evidence": "every published case found is a setting (ACS, the peer-memory module, the PCIe path "
-                     f"of the NICs), fixed without new hardware ({', '.join(c['source'] for c in cases)})"},
+         "evidence": "each published case found is a setting or a placement on the PCIe tree (ACS, the "
+                     "peer-memory module, two NICs behind one link), not a slower chip "
+                     f"({', '.join(c['source'] for c in cases)})"},
         {"claim": "NVIDIA compares partner deployments with a reference architecture for H100, GB200 NVL72 and "
                   "GB300 NVL72", "source": src, "verdict": "partly checked",
          "evidence": f"Exemplar test suites exist for GB300, GB200, B300, B200 and H100; baselines were "

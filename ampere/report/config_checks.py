@@ -191,16 +191,17 @@ _SEVERITY = {s: i for i, s in enumerate(STATUSES)}
 
 
 def findings(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The checks that failed or warn, ranked: failures first, then by expected throughput loss (largest
-    first; unknown losses after known ones of the same status), each with its fix."""
+    """The checks that failed or warn, ranked by expected loss of training throughput (the high end of its
+    range, largest first); those no published figure sizes come after, failures before warnings; each
+    with its fix."""
     for i, r in enumerate(rows):
         if not isinstance(r, Mapping) or r.get("status") not in STATUSES:
             raise ValueError(f"rows[{i}] is not a judged check (judge_all's rows, status one of {STATUSES})")
     bad = [r for r in rows if r["status"] in ("fail", "warn")]
 
-    def key(r: Mapping[str, Any]) -> tuple[int, float]:
+    def key(r: Mapping[str, Any]) -> tuple[bool, float, int]:
         loss = r.get("throughput_loss")
-        return (_SEVERITY[r["status"]], -(loss[1] if loss else -1.0))
+        return (loss is None, -(loss[1] if loss else 0.0), _SEVERITY[r["status"]])
 
     return [{"rank": i + 1, "check": r["name"], "status": r["status"], "observed": r["observed"],
              "expected loss": _loss_text(r.get("throughput_loss")), "fix": r["fix"]}

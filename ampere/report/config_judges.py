@@ -69,6 +69,19 @@ def case_loss(record_id: str, good_id: str | None = None, figure: str = "busbw_g
     return 1 - bad.figures[figure] / good
 
 
+def power_sensitivity() -> float:
+    """Fraction of best BF16 matmul throughput lost per fraction of power limit cut, from the published pair
+    of A100 80GB cards (PCIe at its TDP vs SXM4 at its TDP, Bekman 2024's MAMF table). Confounded: the two
+    cards also differ in HBM bandwidth and the runs in software; a scale, not a law."""
+    from .. import gemm, results
+
+    by_id = {r.id: r for r in results.records(benchmark="matmul", kind="published")}
+    pcie, sxm = by_id["mamf-a100-pcie-80gb-bf16"], by_id["mamf-a100-sxm4-80gb-bf16"]
+    lost = 1 - gemm.matmul_tflops(pcie) / gemm.matmul_tflops(sxm)
+    cut = 1 - specs.get(pcie.gpu).tdp_w / specs.get(sxm.gpu).tdp_w
+    return lost / cut
+
+
 def _gpu_names(gpus: list[Mapping[str, Any]], items: list[str]) -> str:
     return "; ".join(items) if items else f"{len(gpus)} GPU(s)"
 
@@ -111,9 +124,11 @@ def judge_power(f: Mapping[str, Any], spec: specs.GPUSpec | None = None) -> Verd
             low.append(f"GPU{g['index']} limit {p:.0f} W < default {d:.0f} W")
             worst = max(worst, 1 - p / d)
     if low:
+        k = power_sensitivity()
         return Verdict("warn", "; ".join(low), "a lowered power limit (nvidia-smi -pl) lowers the clock of "
-                       "tensor-core work; at most in proportion to the power cut, usually less",
-                       "compute", (0.0, worst), ("bekman2024mle",))
+                       f"tensor-core work: about {k:.2f} x the cut (published A100 PCIe vs SXM4 pair), at most "
+                       "the cut; in synchronous training the slowest GPU paces every step", "compute",
+                       (k * worst, worst), ("bekman2024mle",))
     if not any(g.get("power_limit_w") for g in f["gpus"]):
         return Verdict("n/a", "power limit not readable", "not applicable here: NVML did not report it")
     return Verdict("ok", seen[0], "enforced limit at the default")
@@ -134,18 +149,24 @@ def judge_persistence(f: Mapping[str, Any]) -> Verdict:
 def judge_ecc(f: Mapping[str, Any]) -> Verdict:
     if (v := no_gpu(f)) is not None:
         return v
-    broken, off = [], []
+    broken, pending, off = [], [], []
     for g in f["gpus"]:
         rows = g.get("remapped_rows") or {}
         if rows.get("failure"):
             broken.append(f"GPU{g['index']}: row remapping failed")
-        elif rows.get("pending") or g.get("retired_pages_pending"):
-            broken.append(f"GPU{g['index']}: remapping/retirement pending a GPU reset")
+        elif (rows.get("pending") and rows.get("uncorrectable")) or g.get("retired_pages_pending"):
+            broken.append(f"GPU{g['index']}: uncorrectable error, remap or retirement pending a reset")
+        elif rows.get("pending"):
+            pending.append(f"GPU{g['index']}: {rows.get('correctable', '?')} correctable row remap(s) pending "
+                           "a reset")
         if g.get("ecc") is False:
             off.append(f"GPU{g['index']}")
     if broken:
-        return Verdict("fail", "; ".join(broken), "memory with uncorrectable errors waiting for a reset: the "
+        return Verdict("fail", "; ".join(broken), "memory with an uncorrectable error still in service: the "
                        "next error can end the job", "correctness", None)
+    if pending:
+        return Verdict("warn", "; ".join(pending), "the remap takes effect at the next GPU reset; until then the "
+                       "faulty row stays in service", "correctness", None)
     if off:
         return Verdict("warn", f"ECC off on {', '.join(off)}", "no protection of HBM contents: silent corruption "
                        "of a long training run", "correctness", (0.0, 0.0))
