@@ -26,7 +26,7 @@ The package, one file per concern, in the order of the chapter:
 * ``figures.py`` -- ``plot_*``: the chapter's figures, drawn on a given matplotlib axis.
 * ``chapter_tables.py`` -- ``format_rows``, ``error_checks``, ``tf32_peak_rows`` ...: the chapter's tables
   and checks as Markdown-ready rows. Pure.
-* ``views.py`` -- ``show_tf32``, ``tf32_points``: the "Measured on a GPU" section in one call.
+* ``views.py`` -- ``show_tf32``, ``tf32_points``: the "How much faster is TF32?" section in one call.
 
 NumPy is the only import at package level: torch and matplotlib are imported inside the functions that
 need them. :func:`tf32_enabled` and :func:`tf32_state` are the one TF32 switch of the package
