@@ -15,9 +15,9 @@ The package, one file per concern:
 * ``capabilities.py`` — what each reader environment can measure (the introduction's table; pure);
 * ``measure.py`` — the matmul sweep (torch inside), recorded results, the BF16 target, ``bench matmul``;
 * ``matmul_view.py`` — measured, recorded and published matmuls beside the dense peak (:func:`show_matmul`);
-* ``figures.py`` — the dies, the harvesting curves and the roofline drawn (matplotlib inside);
+* ``figures.py`` — the dies, the harvesting curves and the roofline drawn, and the staircase modelled and
+  measured on a CUDA GPU (:func:`show_staircase`) (matplotlib inside);
 * ``figures_execution.py`` — divergence, occupancy, latency hiding, the staircase and the three roofs drawn;
-* ``staircase_view.py`` — the staircase modelled, and measured on a CUDA GPU (:func:`show_staircase`);
 * ``claims.py`` — the claims-checked table (pure).
 """
 
@@ -33,15 +33,14 @@ from .execution import (WARP_SIZE, arithmetic_latency_cycles, branch_cycles, div
                         issue_utilization, resident_warps, warps_to_hide)
 from .figures_execution import (plot_divergence, plot_latency_hiding, plot_occupancy, plot_staircase,
                                 plot_three_roofs)
-from .figures import draw_die, plot_dies, plot_harvest, plot_roofline
+from .figures import draw_die, plot_dies, plot_harvest, plot_roofline, show_staircase
 from .matmul_view import _legacy_published_matmul, matmul_points, published_matmul_table, show_matmul
 from .measure import (BF16_TARGET_PCT, MATMUL_PRECISIONS, bench_main, bf16_peak_check, matmul_records, matmul_sweep,
                       staircase_sweep)
 from .peaks import (CATALOGUE_ORDER, GENERATIONS, catalogue_peaks, datasheet_notes, peak_rows, peak_table,
                     sm_resources, sm_table, validate_datasheets)
-from .quantization import launch_overhead_s, overhead_step_time, staircase, three_roofs
+from .quantization import launch_overhead_s, overhead_step_time, staircase, staircase_sizes, three_roofs
 from .roofline import attainable_flops, matmul_intensity, ridge_point, ridge_points, roofline_curve
-from .staircase_view import show_staircase, staircase_sizes
 
 __all__ = [
     "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets", "ridge_point",

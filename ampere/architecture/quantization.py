@@ -86,3 +86,12 @@ def overhead_step_time(kernel_seconds: Sequence[float], launch_s: float | None =
     step = sum(max(t, launch) for t in ts)
     work = sum(ts)
     return {"step_s": step, "kernel_s": work, "overhead_share": 1 - work / step if step else 0.0}
+
+
+def staircase_sizes(lo: int = 128, hi: int = 5120, step: int = 64) -> list[int]:
+    """The n of the staircase sweep: ``lo`` to ``hi`` by ``step`` (at most 2,000 sizes). Chapter: *Architecture
+    of the GA100*, "Tiles, waves and alignment"."""
+    lo, hi, step = (check.positive_int(k, v, maximum=65536) for k, v in (("lo", lo), ("hi", hi), ("step", step)))
+    if hi < lo or (hi - lo) // step + 1 > 2000:
+        raise ValueError(f"lo={lo}, hi={hi}, step={step}: need lo <= hi and at most 2,000 sizes")
+    return list(range(lo, hi + 1, step))

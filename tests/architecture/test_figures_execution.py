@@ -1,4 +1,4 @@
-"""ampere.architecture.figures_execution and staircase_view: the execution-model and quantisation figures
+"""ampere.architecture.figures_execution and figures.show_staircase: the execution-model and quantisation figures
 drawn, and the staircase measured through its whole code path on the CPU."""
 
 import matplotlib
