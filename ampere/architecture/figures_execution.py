@@ -72,7 +72,7 @@ def plot_latency_hiding(ax: Any, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
     ax.set_ylim(0, 105)
     ax.set_xlim(0, max_warps)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="center right")
     return out
 
 

@@ -105,8 +105,7 @@ def peak_table(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> list[dict[str, An
     rows = gemm.peak_rows([gpu])
     cut = max((i + 1 for i, r in enumerate(rows) if r.precision == "fp32"), default=len(rows))
     rows = rows[:cut] + _simt_rows([gpu]) + rows[cut:]  # the CUDA-core 16-bit rates right after FP32
-    return [{"precision": r.precision, "units": "tensor cores" if r.precision in specs.TENSOR_PRECISIONS
-             else "CUDA cores", "dense/sparse": "sparse" if r.sparse else "dense",
+    return [{"precision": r.precision, "cores": "tensor" if r.precision in specs.TENSOR_PRECISIONS else "CUDA", "dense/sparse": "sparse" if r.sparse else "dense",
              "FMA/clk/SM": r.fma_per_clk_per_sm, "clock MHz": f"{r.clock_mhz:.0f}",
              "derived TFLOP/s": f"{r.derived_tflops:.1f}", "datasheet": r.datasheet or "",
              "agrees": "" if r.agrees is None else ("yes" if r.agrees else "no (see note)")}
