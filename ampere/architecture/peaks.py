@@ -98,14 +98,16 @@ def sm_table(gpus: Sequence[str] = (*GENERATIONS, "RTX-A6000")) -> list[dict[str
 
 def peak_table(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> list[dict[str, Any]]:
     """Every peak of ``gpu`` with its derivation and the datasheet figure, as Markdown-ready rows: the table
-    precisions and, after FP32, the non-tensor 16-bit rates of the CUDA cores where a source gives them.
+    precisions and, after FP32, the non-tensor 16-bit rates of the CUDA cores where a source gives them; 2:4
+    sparse rows say "sparse" after the precision.
 
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
     rows = gemm.peak_rows([gpu])
     cut = max((i + 1 for i, r in enumerate(rows) if r.precision == "fp32"), default=len(rows))
     rows = rows[:cut] + _simt_rows([gpu]) + rows[cut:]  # the CUDA-core 16-bit rates right after FP32
-    return [{"precision": r.precision, "cores": "tensor" if r.precision in specs.TENSOR_PRECISIONS else "CUDA", "dense/sparse": "sparse" if r.sparse else "dense",
+    return [{"precision": r.precision + (" sparse" if r.sparse else ""),
+             "cores": "tensor" if r.precision in specs.TENSOR_PRECISIONS else "CUDA",
              "FMA/clk/SM": r.fma_per_clk_per_sm, "clock MHz": f"{r.clock_mhz:.0f}",
              "derived TFLOP/s": f"{r.derived_tflops:.1f}", "datasheet": r.datasheet or "",
              "agrees": "" if r.agrees is None else ("yes" if r.agrees else "no (see note)")}
