@@ -157,7 +157,7 @@ def reference_points(gpus: Sequence[str] = REFERENCE_GPUS,
 
 #: figure-name ending -> (unit shown, factor from the stored unit to the shown one); longest endings first
 _UNITS: tuple[tuple[str, str, float], ...] = (
-    ("_tflop_per_s_per_gpu", "TFLOP/s per GPU", 1.0), ("_pflop_per_s", "PFLOP/s", 1.0),
+    ("_tflop_per_s_per_gpu", "TFLOP/s/GPU", 1.0), ("_pflop_per_s", "PFLOP/s", 1.0),
     ("_tflop_per_s", "TFLOP/s", 1.0), ("_gflop_per_w", "GFLOP/s/W", 1.0), ("_flop_per_s", "TFLOP/s", 1e-12),
     ("_gb_per_s", "GB/s", 1.0), ("_tb_per_s", "GB/s", 1e3), ("_bytes_per_s", "GB/s", 1e-9),
     ("_tokens_per_s", "tokens/s", 1.0), ("_samples_per_s", "samples/s", 1.0), ("_ms", "ms", 1.0),
@@ -203,7 +203,7 @@ def _quantity(rec: Any, figure: str) -> str:
             where += f", sweep to {size_label(p['max_size_bytes'])}"
         return f"{base}, {where}"
     if rec.benchmark == "training-throughput":
-        return f"{p.get('model', '?')} on {p.get('gpus', '?')} GPUs: {base}"
+        return f"{p.get('model', '?')}, {p.get('gpus', '?')} GPUs: {base}"
     extra = ", ".join(f"{k} {v}" for k, v in sorted(p.items())[:2] if isinstance(v, (str, int, float)))
     return f"{rec.benchmark}: {base}" + (f" ({extra})" if extra else "")
 
