@@ -58,7 +58,7 @@ from __future__ import annotations
 from .claims import GAP_PRICE_QUOTE, case_rows, claims_rows, gap_cost, variation_rows
 from .comparison import FLAG_THRESHOLD, compare, config_differences, model_rows, recorded_rows, summary_rows
 from .config_checks import (CHECKS, ConfigCheck, catalogue_rows, check_names, check_rows, findings, judge_all,
-                            step_shares, throughput_loss)
+                            share_rows, step_shares, throughput_loss)
 from .config_facts import read_facts
 from .config_judges import Verdict
 from .examples import FAULTS, example_facts
@@ -71,7 +71,7 @@ from .progress import Progress
 from .references import (REFERENCE_GPUS, Reference, allreduce_points, figure_unit, key_label, key_model,
                          published_figures, reference_points, reference_rows, reference_table, unsized_allreduce)
 from .runner import TIME_BUDGET_S, main, mig_scale, run, summary_text
-from .workload import layer_flops, layer_shape, measure_layer, predict_layer_s
+from .workload import layer_flops, layer_shape, measure_layer, predict_layer_s, prediction_rows
 
 # Names outside __all__ that were reachable as ``ampere.report.<name>`` when report was one module, and that
 # code outside the package used there: they still resolve at the old path.
@@ -93,5 +93,5 @@ __all__ = [
     "CHECKS", "ConfigCheck", "Verdict", "check_names", "judge_all", "findings", "check_rows", "catalogue_rows",
     "step_shares", "throughput_loss", "read_facts", "ALLREDUCE_SIZES", "allreduce_sizes", "allreduce_points",
     "unsized_allreduce", "allreduce_key", "REPORT_FILES", "write_report_set", "summary_text", "layer_shape", "layer_flops",
-    "predict_layer_s", "measure_layer", "case_rows", "FAULTS", "example_facts", "show_cases", "draw_findings",
+    "predict_layer_s", "measure_layer", "share_rows", "prediction_rows", "case_rows", "FAULTS", "example_facts", "show_cases", "draw_findings",
 ]

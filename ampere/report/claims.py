@@ -162,8 +162,8 @@ def claims_rows() -> list[dict[str, str]]:
          "verdict": "holds", "evidence": f"{week['gpu_hours_lost']:,.0f} GPU-hours = "
          f"{week['cluster_hours_lost']:.1f} hours of the whole cluster per week"},
         {"claim": "... hundreds of thousands of dollars of lost performance per year", "source": src,
-         "verdict": "holds (understated)", "evidence": f"{lo['dollars'] / 1e6:.2f}-{hi['dollars'] / 1e6:.2f} M$ "
-         f"per year at {quote.low:.2f}-{quote.high:.2f} $/GPU-hour ({cite_label(quote.source)}); more on H100"},
+         "verdict": "holds (understated)", "evidence": f"{lo['dollars'] / 1e6:.2f}-{hi['dollars'] / 1e6:.2f} million USD "
+         f"per year at {quote.low:.2f}-{quote.high:.2f} USD per GPU-hour ({cite_label(quote.source)}); more on H100"},
         {"claim": "The gap comes from configuration (network stack, NVLink/InfiniBand, Linux kernel, NUMA), "
                   "not from the hardware", "source": src, "verdict": "consistent",
          "evidence": "each published case found is a setting or a placement on the PCIe tree (ACS, the "

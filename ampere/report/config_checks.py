@@ -234,3 +234,14 @@ def catalogue_rows() -> list[dict[str, str]]:
     """The checks as the chapter teaches them: what each setting does, the expected value, the cost."""
     return [{"check": c.name, "what it does to a step": c.what, "expected": c.expected, "cost when wrong": c.cost}
             for c in CHECKS]
+
+
+def share_rows(gpus: Sequence[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB")) -> list[dict[str, str]]:
+    """:func:`step_shares` of each of ``gpus`` as printable rows (percent of the step)."""
+    rows = []
+    for g in gpus:
+        s = step_shares(g)
+        rows.append({"GPU": specs.get(g).name, "compute": f"{100 * s['compute']:.0f} %",
+                     "NVLink collectives": f"{100 * s['nvlink']:.0f} %",
+                     "network collectives": f"{100 * s['network']:.0f} %"})
+    return rows

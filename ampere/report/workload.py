@@ -101,3 +101,16 @@ def measure_layer(device: Any = None, row: str = REFERENCE_ROW, microbatch: int 
                          params={"row": row, "microbatch": b, "seq": s, "hidden": h, "heads": a, "dtype": dtype})
     return {"seconds": m.median_s, "measurement": m.to_dict(),
             "shape": {"row": row, "microbatch": b, "seq": s, "hidden": h, "heads": a, "dtype": dtype}}
+
+
+def prediction_rows(gpus: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
+                                             "H200-SXM-141GB"), row: str = REFERENCE_ROW) -> list[dict[str, str]]:
+    """The Megatron model of the reference layer on each of ``gpus``: milliseconds, TFLOP/s and the share
+    of the dense BF16 peak (:func:`predict_layer_s`). Chapter: *The reference check*."""
+    out = []
+    for g in gpus:
+        spec, t = specs.get(g), predict_layer_s(g, row)
+        rate = layer_flops(row) / t
+        out.append({"GPU": spec.name, "model: ms per layer": f"{1e3 * t:.1f}", "TFLOP/s": f"{rate / 1e12:.0f}",
+                    "% of dense BF16 peak": f"{100 * rate / spec.peak_flops('bf16'):.0f}"})
+    return out
