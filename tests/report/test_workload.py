@@ -50,3 +50,16 @@ def test_workload_probe_figure_puts_the_model_beside_the_measurement(monkeypatch
     assert fig["key"] == "workload/layer-7.5B/bf16" and fig["unit"] == "TFLOP/s" and fig["value"] > 0
     assert fig["model"] == pytest.approx(workload.layer_flops() / workload.predict_layer_s("A100-SXM4-80GB") / 1e12)
     assert fig["measurement"]["samples_s"]
+
+
+def test_prediction_and_share_rows_are_printable():
+    from ampere.report import config_checks
+
+    rows = workload.prediction_rows()
+    assert [r["GPU"] for r in rows] == ["A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"]
+    assert all(0 < int(r["% of dense BF16 peak"]) < 100 for r in rows)
+    shares = config_checks.share_rows(["A100-SXM4-80GB"])
+    assert shares[0]["compute"].endswith(" %") and set(shares[0]) == {"GPU", "compute", "NVLink collectives",
+                                                                         "network collectives"}
+    with pytest.raises(ValueError):
+        workload.prediction_rows(("Voodoo-3",))
