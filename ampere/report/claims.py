@@ -171,6 +171,6 @@ def claims_rows() -> list[dict[str, str]]:
                      f"({', '.join(c['source'] for c in cases)})"},
         {"claim": "NVIDIA compares partner deployments with a reference architecture for H100, GB200 NVL72 and "
                   "GB300 NVL72", "source": src, "verdict": "partly checked",
-         "evidence": f"Exemplar test suites exist for GB300, GB200, B300, B200 and H100; baselines were "
-                     f"measured on the DGX H100 reference architecture ({bench})"},
+         "evidence": f"Exemplar test suites exist for GB300, GB200, B300, B200 and H100; the H100 baselines "
+                     f"were measured on the DGX H100 reference architecture ({bench})"},
     ]

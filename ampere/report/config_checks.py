@@ -90,8 +90,8 @@ CHECKS: tuple[ConfigCheck, ...] = (
                 "lspci -vvv (ACSCtl, needs root), /proc/cmdline, /sys/kernel/iommu_groups, hypervisor flag",
                 "no ReqRedir+/CmpltRedir+ on bridges between GPUs and NICs; iommu=pt or IOMMU off on bare metal",
                 "27 instead of 48 GB/s between A100 VMs until ACS was set right (NVIDIA/nccl#949)",
-                "disable ACS in the BIOS or with setpci; iommu=pt on the kernel command line; in VMs enable ATS "
-                "on the NICs", _plain(nj.judge_pcie_path)),
+                "disable ACS in the BIOS or with setpci; iommu=pt on the kernel command line",
+                _plain(nj.judge_pcie_path)),
     ConfigCheck("gpudirect-rdma", "GPUDirect RDMA (peer-memory module)",
                 "With nvidia_peermem (or the older nv_peer_mem) the NIC reads and writes GPU memory directly; "
                 "without it every inter-node transfer is staged through CPU memory.",
