@@ -1,8 +1,9 @@
 """The chapter's Markdown tables, one function per table; sources by author-year label, never a bib key.
 
 Chapter: *DGX A100 and the SuperPOD -- from one box to Selene* (book/dgx-superpod.ipynb): the node ("One
-box", "Peaks of one node", "Bandwidth inside and outside the box"), the pod ("From 20 to 560 nodes", "1,120
-GPUs and 700 petaFLOPS"), Selene, the all-reduce, the gap and MLPerf. Pure Python: no torch, no matplotlib
+box", "Peaks of one node", "Bandwidth inside and outside the box"), the pod ("From 20 to 2,000 nodes",
+"Four generations of SuperPOD", "Bisection bandwidth of each design", "Oversubscription", "1,120 GPUs and
+700 petaFLOPS"), Selene, the all-reduce, the gap and MLPerf. Pure Python: no torch, no matplotlib
 (:mod:`ampere.views` gives the labels).
 """
 
@@ -24,6 +25,12 @@ def _label(key: str) -> str:
     from .. import views
 
     return views.cite_label(key)
+
+
+def _millions(usd: float) -> str:
+    """Two significant figures, in millions: 0.67, 2.9, 36."""
+    v = round_sig(usd) / 1e6
+    return f"{v:.2f}" if v < 1 else f"{v:.1f}" if v < 10 else f"{v:.0f}"
 
 
 def node_rows(*nodes: DGXNode) -> list[dict[str, str]]:
@@ -128,7 +135,7 @@ def gap_rows(gaps: Sequence[float] = (0.08, 0.10, 0.12), gpus: int = 1000) -> li
                          "lost GPU-hours / week": f"{g.lost_gpu_hours_per_week:,.0f}",
                          "cluster-hours / week": f"{g.lost_cluster_hours_per_week:.1f}",
                          "USD / week": f"{round_sig(g.usd_per_week):,.0f}",
-                         "USD / year": f"{round_sig(g.usd_per_year) / 1e6:.1f} million",
+                         "USD / year": f"{_millions(g.usd_per_year)} million",
                          "longer runs": f"+{100 * g.extra_time_fraction:.1f} %"})
     return rows
 

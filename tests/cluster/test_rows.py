@@ -60,8 +60,9 @@ def test_money_is_rounded_to_what_the_inputs_support():
         week = int(r["USD / week"].replace(",", ""))
         assert week == cl.round_sig(week)  # two significant figures
         assert r["USD / year"].endswith(" million")
-    first = cl.gap_rows()[0]
+    first, low = cl.gap_rows()[:2]
     assert first["USD / year"] == "2.9 million" and first["USD / week"] == "55,000"
+    assert low["USD / year"] == "0.67 million"  # two significant figures below a million too
 
 
 def test_design_tables():
