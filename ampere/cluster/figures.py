@@ -105,11 +105,11 @@ def show_switch_counts(node_counts: Iterable[int] = range(20, 2001, 20)) -> None
     ax.plot(xs, [r["lower_bound"] for r in counts], color="#222222", ls="none", marker="_", markersize=5,
             markeredgewidth=1.5, label="counting lower bound")
     ax.axvline(two_level_max_nodes() + step / 2, color="#888888", ls=":", lw=1)
-    ax.annotate("3 levels", xy=(two_level_max_nodes() + step, max(r["switches"] for r in counts) * 0.9),
+    ax.annotate("3 levels", xy=(two_level_max_nodes() + step, max(r["switches"] for r in counts) * 0.55),
                 fontsize=8, color="#555555")
     ax.set_xlabel("DGX A100 nodes (SUs of 20)")
     ax.set_ylabel("40-port HDR switches")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     plt.show()
 
@@ -129,7 +129,8 @@ def show_designs(max_gpus: int = 100_000) -> None:
     from .. import plots
 
     colors = {"dgx-a100": plots.gpu_color("A100-SXM4-80GB"), "dgx-h100": plots.gpu_color("H100-SXM5-80GB"),
-              "dgx-b200": "#6a3d9a", "dgx-b300-xdr": "#e31a1c"}
+              "dgx-b200": "#1f77b4", "dgx-b300-xdr": "#e31a1c"}
+    dashes = {"dgx-h100": (0, (4, 2))}  # H100 and B200 share their parameters: the dashed line lies on the solid
     fig, ax = plots.figure("full")
     for d in reference_designs():
         lim = three_level_max_nodes(d.rails, d.su_nodes, d.switch_ports) // d.su_nodes
@@ -140,7 +141,8 @@ def show_designs(max_gpus: int = 100_000) -> None:
             gpus.append(f.end_ports)
             per_k.append(1000 * f.switches / f.end_ports)
         color = colors.get(d.id, "#555555")
-        ax.plot(gpus, per_k, color=color, lw=1.6, label=f"{d.system} ({d.switch_ports}-port), model")
+        ax.plot(gpus, per_k, color=color, lw=1.6, ls=dashes.get(d.id, "-"),
+                label=f"{d.system} ({d.switch_ports}-port), model")
         pub = [r for r in reference_counts(d.id)]
         if pub:
             ax.plot([r.nodes * d.gpus_per_node for r in pub],

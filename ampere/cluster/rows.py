@@ -82,9 +82,9 @@ def scaling_rows(node_counts: Iterable[int] = (20, 40, 100, 120, 140, 280, 560, 
                  ) -> list[dict[str, Any]]:
     """:func:`scaling_table` formatted for the page (section "From 20 to 2,000 nodes"). "SU" gives the SUs
     that hold nodes and, in brackets, the SUs the fabric is built for where no equal-multiplicity wiring
-    exists for the exact count. Power is in the section "The power of a pod"."""
+    exists for the exact count. Two levels where "core" is 0; power is in the section "The power of a pod"."""
     return [{"nodes": r["nodes"], "SU": str(r["su"]) if r["su"] == r["su_built"] else f"{r['su']} ({r['su_built']})",
-             "levels": r["levels"], "leaf": r["leaf"], "spine": r["spine"], "core": r["core"],
+             "leaf": r["leaf"], "spine": r["spine"], "core": r["core"],
              "switches": r["switches"], "bound": r["lower_bound"], "cables": f"{r['cables']:,}",
              "bisection (TB/s)": f"{r['bisection_bytes_per_s'] / 1e12:.1f}"}
             for r in scaling_table(node_counts)]
@@ -166,10 +166,10 @@ def design_rows() -> list[dict[str, str]]:
     """The SuperPOD reference architectures as fat-tree parameters (section "Four generations of SuperPOD")."""
     rows = []
     for d in reference_designs():
-        rows.append({"reference architecture": d.name, "nodes per SU": str(d.su_nodes), "rails": str(d.rails),
+        rows.append({"system": d.system, "nodes per SU": str(d.su_nodes), "rails": str(d.rails),
                      "switch": d.switch, "radix": str(d.switch_ports),
-                     "port (GB/s per direction)": f"{d.port_bytes_per_s / 1e9:.0f}",
-                     "documented size": f"{d.reference_nodes} nodes", "source": _label(d.source)})
+                     "GB/s per port": f"{d.port_bytes_per_s / 1e9:.0f}",
+                     "documented": f"{d.reference_nodes} nodes", "source": _label(d.source)})
     return rows
 
 

@@ -42,7 +42,9 @@ def _triple(values: tuple[int | None, ...]) -> str:
 
 def validation_rows() -> list[dict[str, Any]]:
     """The model against every published component table, row by row (section "Which counts are
-    published"): switches per tier and cables, model and published; a dash where the table has no column."""
+    published"): switches (leaf / spine / core) and cables, model and table; a dash where the table has no
+    column; "agrees" notes "(UFM)" where the node-leaf column also counts the fabric manager's cables and
+    "(GPU misprint)" where the table's GPU count contradicts its own row."""
     rows = []
     for r in reference_counts():
         c = compare_counts(r)
@@ -50,13 +52,13 @@ def validation_rows() -> list[dict[str, Any]]:
         model = (f["leaf_switches"][0], f["spine_switches"][0], f["core_switches"][0] if "core_switches" in f else 0)
         cab_model = sum(v[0] for k, v in f.items() if k.endswith("_cables"))
         cab_pub = sum(v[1] for k, v in f.items() if k.endswith("_cables"))
-        rows.append({"design": reference_design(r.design).system, "SUs": r.scalable_units, "nodes": r.nodes,
-                     "leaf / spine / core (model)": _triple(model),
-                     "leaf / spine / core (published)": _triple((r.leaf_switches, r.spine_switches, r.core_switches)),
-                     "cables (model)": f"{cab_model:,}", "cables (published)": f"{cab_pub:,}",
-                     "match": "yes" if c["match"] else "no",
-                     "note": "UFM cables counted with the nodes" if any("UFM" in n for n in c["notes"]) else
-                             "table's GPU count misprinted" if not c["gpus_consistent"] else ""})
+        rows.append({"system": reference_design(r.design).system, "SUs": r.scalable_units, "nodes": r.nodes,
+                     "switches, model": _triple(model),
+                     "switches, table": _triple((r.leaf_switches, r.spine_switches, r.core_switches)),
+                     "cables, model": f"{cab_model:,}", "cables, table": f"{cab_pub:,}",
+                     "agrees": ("yes" if c["match"] else "no") + (
+                         " (UFM)" if any("UFM" in n for n in c["notes"]) else
+                         " (GPU misprint)" if not c["gpus_consistent"] else "")})
     return rows
 
 
@@ -107,8 +109,8 @@ def claims(own: Ownership = Ownership()) -> list[dict[str, str]]:
          "evidence": f"Rpeak {nov.rpeak_flops / 1e15:.2f} PF < {nov.gpu_fp64_peak_flops() / 1e15:.1f} PF; HPL reached "
                      f"{100 * nov.fraction_of_gpu_peak():.1f} % of the GPU peak"},
         {"claim": "A 140-node SuperPOD draws several megawatts", "source": s0, "verdict": "overstated",
-         "evidence": f"{pod.node_power_w / 1e3:.0f} kW of nodes at maximum; about {mw:.2f} MW IT with the fabric, "
-                     f"{mw * own.pue:.2f} MW at PUE {own.pue:g}"},
+         "evidence": f"{pod.node_power_w / 1e3:.0f} kW of nodes at maximum; about {round_sig(mw):.2g} MW IT with the "
+                     f"fabric, {round_sig(mw * own.pue):.2g} MW at PUE {own.pue:g}"},
         {"claim": "2,048 A100 (an extended SuperPOD) trained BERT in under a minute", "source": s0, "verdict": "holds",
          "evidence": f"{bert.figures['time_minutes']:g} min on {bert.params['nodes']} nodes = "
                      f"{bert.params['nodes'] / 140:.2f} x the 140-node pod (MLPerf v0.7)"},

@@ -15,8 +15,10 @@ def test_every_reference_architecture_table_is_reproduced():
     assert text.count(": ok") == len(cl.reference_counts()) + 2 and "MISMATCH" not in text
     assert "misprint" in text and "UFM" in text
     rows = cl.validation_rows()
-    assert len(rows) == len(cl.reference_counts()) and all(r["match"] == "yes" for r in rows)
-    assert {r["design"] for r in rows} == {"DGX H100", "DGX B200", "DGX B300"}
+    assert len(rows) == len(cl.reference_counts()) and all(r["agrees"].startswith("yes") for r in rows)
+    assert {r["system"] for r in rows} == {"DGX H100", "DGX B200", "DGX B300"}
+    notes = [r["agrees"] for r in rows]
+    assert notes.count("yes (UFM)") == 4 and notes.count("yes (GPU misprint)") == 1
     rows = cl.b200_reference()
     assert all(isinstance(r, cl.ReferenceCounts) for r in rows) and rows[0].scalable_units == 2
     assert results.table("superpod-b200-counts")["source"] == "nvidia2025superpodb200"
