@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from .fabric import two_level_max_nodes
-from .costs import Ownership, break_even, cloud_offer, cloud_offers, round_sig, throughput_gap_cost
+from .costs import (Ownership, break_even, cloud_offer, cloud_offers, round_sig, throughput_gap_cost,
+                    training_time_s)
 from .node import dgx_a100
 from .references import check_all, compare_counts, reference_counts, reference_design
 from .pod import superpod
@@ -74,6 +75,7 @@ def claims(own: Ownership = Ownership()) -> list[dict[str, str]]:
     p4d = cloud_offer("p4d.24xlarge")
     eight80 = [q for q in cloud_offers() if q.gpu == "A100-SXM4-80GB"]
     g10 = throughput_gap_cost(0.10, 1000)
+    gpt3_days = training_time_s(175e9, 300e9, 1024, 140e12) / 86400  # the Megatron-LM paper's own example
     mw = pod.power_w / 1e6
     s0, s1, s4 = _label("seed000"), _label("seed001"), _label("seed004")
     return [
@@ -111,6 +113,14 @@ def claims(own: Ownership = Ownership()) -> list[dict[str, str]]:
         {"claim": "A 140-node SuperPOD draws several megawatts", "source": s0, "verdict": "overstated",
          "evidence": f"{pod.node_power_w / 1e3:.0f} kW of nodes at maximum; about {round_sig(mw):.2g} MW IT with the "
                      f"fabric, {round_sig(mw * own.pue):.2g} MW at PUE {own.pue:g}"},
+        {"claim": "GPT-3 175B was trained in a few weeks on Selene and equivalent SuperPODs", "source": s0,
+         "verdict": "wrong", "evidence": f"GPT-3 was trained on V100 GPUs of a Microsoft cluster "
+                     f"({_label('brown2020gpt3')}, section 2.3); on 1,024 A100 at 140 TFLOP/s the same training "
+                     f"would take about {gpt3_days:.0f} days ({_label('narayanan2021megatron')})"},
+        {"claim": "Megatron-LM's trillion-parameter run used 3,072 A100 40GB in 384 DGX A100", "source": s0,
+         "verdict": "80 GB, not 40 GB", "evidence": f"3,072 / 8 = {3072 // big.gpus} nodes, of "
+                     f"{big.name.split()[-1]} DGX A100 (8 x {big.gpu.name}) on Selene "
+                     f"({_label('narayanan2021megatron')}, section 5)"},
         {"claim": "2,048 A100 (an extended SuperPOD) trained BERT in under a minute", "source": s0, "verdict": "holds",
          "evidence": f"{bert.figures['time_minutes']:g} min on {bert.params['nodes']} nodes = "
                      f"{bert.params['nodes'] / 140:.2f} x the 140-node pod (MLPerf v0.7)"},

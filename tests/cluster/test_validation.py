@@ -40,3 +40,11 @@ def test_break_even_claim_gives_a_verdict_not_a_clipped_number():
     assert "about 3.6 million USD" in gap["evidence"]  # two significant figures, not 3,590,773
     fabric = next(r for c, r in rows.items() if "fat tree" in c)
     assert "56 leaf, 56 spine, 40 core" in fabric["evidence"]
+
+
+def test_seed_claims_about_training_on_selene():
+    rows = {r["claim"]: r for r in cl.claims()}
+    gpt3 = next(r for c, r in rows.items() if c.startswith("GPT-3"))
+    assert gpt3["verdict"] == "wrong" and "V100" in gpt3["evidence"] and "34 days" in gpt3["evidence"]
+    trillion = next(r for c, r in rows.items() if "trillion" in c)
+    assert trillion["verdict"] == "80 GB, not 40 GB" and "384 nodes" in trillion["evidence"]
