@@ -45,8 +45,8 @@ from .format_checks import (block_rows, compressed_product_checks, cutlass_agree
 from .measure import QUICK_SHAPES, SWEEP_SHAPES, linear_sweep, measure_cpu_unstructured
 from .pattern import (is_1to2, is_2to4, is_nm, mask_2to4, mask_nm, prune_1to2, prune_2to4, prune_nm,
                       random_mask_2to4, unstructured_mask)
-from .roofline import (LinearShape, matmul_time_model, peak_rows, speedup_curves, speedup_model,
-                       unstructured_break_even)
+from .roofline import (CSR_MATH, LinearShape, break_even_rows, csr_precision, matmul_time_model, peak_rows,
+                       speedup_curves, speedup_model, unstructured_break_even)
 from .sweep_results import sweep_table, verdict
 from .views import (accuracy_rows, asp_table, peak_table, show_sparsity, speedup_points, time_model_rows)
 
@@ -58,7 +58,7 @@ __all__ = [
     "cutlass_metadata_layout", "torch_cutlass_reference", "draw_block",
     # why the hardware likes it
     "peak_rows", "LinearShape", "matmul_time_model", "speedup_model", "unstructured_break_even",
-    "speedup_curves", "plot_speedup_model", "measure_cpu_unstructured",
+    "CSR_MATH", "csr_precision", "break_even_rows", "speedup_curves", "plot_speedup_model", "measure_cpu_unstructured",
     # accuracy
     "ASPConfig", "asp_experiment", "asp_runs", "asp_summary", "asp_conclusions", "plot_asp",
     "AccuracyResult", "published_accuracy", "published_speedups", "published_speedup", "ALLOWED_DTYPES",

@@ -15,7 +15,7 @@ import numpy as np
 
 from .compressed import metadata_nibbles
 from .llm import layer_speedup, published_llm_speedups
-from .roofline import LinearShape, speedup_curves, speedup_model, unstructured_break_even
+from .roofline import LinearShape, csr_precision, speedup_curves, speedup_model, unstructured_break_even
 from .sweep_results import sweep_table
 
 
@@ -91,17 +91,22 @@ def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precisi
     ax0.set_title(f"{gpu}, {precision}")
     big = LinearShape(16384, in_features, out_features)
     s = np.linspace(0.0, 0.99, 100)
-    for strategy, style, label in (("csr", ":", "unstructured, CSR on CUDA cores"),
-                                   ("bitmap", "-.", "unstructured, bitmap + dense math"),
-                                   (None, "--", "unstructured, best of the two")):
-        ys = [speedup_model(gpu, big, precision, "unstructured", sparsity=float(x), strategy=strategy) for x in s]
-        ax1.plot(100 * s, ys, color="#888888", **{**plots.PROVENANCE["model"], "linestyle": style}, label=label)
+    native = csr_precision(precision)
+    for strategy, math, style, label in (("csr", "fp32", (0, (1, 3)), "unstructured, CSR, FP32 math"),
+                                         ("csr", "native", ":", f"unstructured, CSR, {native} math"),
+                                         ("bitmap", "native", "-.", "unstructured, bitmap + dense math"),
+                                         (None, "native", "--", "unstructured, best of CSR and bitmap")):
+        ys = [speedup_model(gpu, big, precision, "unstructured", sparsity=float(x), strategy=strategy, csr_math=math)
+              for x in s]
+        ax1.plot(100 * s, ys, color="#bbbbbb" if math == "fp32" else "#888888",
+                 **{**plots.PROVENANCE["model"], "linestyle": style}, label=label)
     ax1.plot([50], [speedup_model(gpu, big, precision, "2:4")], color=color, marker="*", markersize=12,
              linestyle="none", label="2:4 at 50 %")
     ax1.axhline(1.0, color="black", lw=0.8)
     be = 100 * unstructured_break_even(gpu, precision)
     ax1.axvline(be, color="#888888", lw=0.8, linestyle=":")
-    ax1.annotate(f"break-even {be:.1f} %", xy=(be, 0.08), xytext=(be - 3, 0.08), ha="right", fontsize=8)
+    ax1.annotate(f"break-even {be:.1f} %\n({native} CSR)", xy=(be, 0.08), xytext=(be - 3, 0.08), ha="right",
+                 fontsize=8)
     ax1.set_yscale("log")
     ticks = [0.0625, 0.125, 0.25, 0.5, 1, 2, 4, 8]
     ax1.set_yticks(ticks, [f"{t:g}" for t in ticks])

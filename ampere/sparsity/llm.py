@@ -139,6 +139,8 @@ def gemm_speedup_needed(fraction: float, target: float) -> float:
     """
     f = check.fraction("fraction", fraction)
     t = check.real("target", target, minimum=1.0)
+    if t == 1.0:
+        return 1.0
     rest = 1.0 / t - (1.0 - f)
     if rest <= 0:
         return math.inf
