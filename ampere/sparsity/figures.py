@@ -185,7 +185,7 @@ def plot_asp(ax: Any, summary: dict[str, Any]) -> None:
 def plot_sweep(ax: Any, result: dict[str, Any]) -> None:
     """Measured 2:4 speedup per shape (bars per dtype and backend), with the roofline bound as ticks.
 
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     from .. import plots
 

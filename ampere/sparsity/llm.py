@@ -82,7 +82,7 @@ def perplexity_rows(models: Iterable[str] | None = None) -> list[dict[str, Any]]
         dense = next(r.wikitext_ppl for r in mine if r.method == "dense")
         for method in dict.fromkeys(r.method for r in mine if r.method != "dense"):
             by = {r.pattern: r for r in mine if r.method == method}
-            cost = (by["2:4"].wikitext_ppl - by["unstructured 50%"].wikitext_ppl
+            cost = (round(by["2:4"].wikitext_ppl - by["unstructured 50%"].wikitext_ppl, 2)  # both printed to 0.01
                     if "2:4" in by and "unstructured 50%" in by else None)
             out.append({"model": model, "dense": dense, "method": method,
                         **{p: (by[p].wikitext_ppl if p in by else None) for p in PATTERNS[1:]},
