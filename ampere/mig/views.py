@@ -46,9 +46,9 @@ def _source_line(keys: Iterable[str], what: str) -> str:
 
 
 def profile_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
-    """The profile table of ``gpu`` as rows for a Markdown table: slices, SMs, the nominal shares of
-    capacity (GiB of the physical capacity), bandwidth and L2, the maximum count, the placement rule and the
-    media engines.
+    """The profile table of ``gpu`` as rows for a Markdown table: memory slices, SMs, the nominal shares of
+    capacity (GiB of the physical capacity) and bandwidth, the maximum count, the placement rule and the
+    media engines (the compute slices are the ``g`` of the name; the L2 share equals the memory share).
 
     Chapter: *Multi-Instance GPU*, "Slices".
     """
@@ -56,11 +56,10 @@ def profile_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
     rows = []
     for p in table(spec).profiles:
         f = float(p.memory_fraction)
-        rows.append({"profile": f"`{p.name}`", "ID": p.profile_id, "g": p.compute_slices,
-                     "mem. slices": f"{p.memory_slices}/{MEMORY_SLICES}", "SMs": p.sm_count,
-                     "GiB": spec.memory_bytes * f / 2**30, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
-                     "L2 MiB": spec.l2_bytes * f / 2**20, "max": p.max_count, "placements": f"`{_starts_text(p)}`",
-                     "media": p.media})  # NVDEC/JPEG/OFA
+        # the compute slices are the "g" of the name, and the L2 follows the memory slices: no column for either
+        rows.append({"profile": f"`{p.name}`", "ID": p.profile_id, "mem. slices": f"{p.memory_slices}/{MEMORY_SLICES}",
+                     "SMs": p.sm_count, "GiB": spec.memory_bytes * f / 2**30, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
+                     "max": p.max_count, "placements": f"`{_starts_text(p)}`", "media": p.media})  # NVDEC/JPEG/OFA
     return rows
 
 
@@ -70,8 +69,7 @@ def show_profiles(gpu: str | specs.GPUSpec) -> None:
 
     spec = specs.get(gpu)
     t = table(spec)
-    text = markdown_table(profile_rows(spec), formats={"GiB": ".3g", "GB/s": ".0f",
-                                                      "L2 MiB": ".1f"})
+    text = markdown_table(profile_rows(spec), formats={"GiB": ".3g", "GB/s": ".0f"})
     keys = [t.profiles[0].source] + [p.sm_count_source for p in t.profiles if p.sm_count_source]
     _show_md(f"**{spec.name}**\n\n{text}\n\n" + _source_line(keys, "Profiles, placements and SM counts"))
 

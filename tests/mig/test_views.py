@@ -56,9 +56,9 @@ def test_markdown_views(monkeypatch):
     monkeypatch.setattr(tables, "show_md", shown.append)
     monkeypatch.setattr(tables, "show_html", shown.append)
     mig.show_profiles(A40)
-    assert "| `1g.10gb` | 15 | 1 | 2/8 | 14 |" in shown[-1] and "5/1/1" in shown[-1] and "nvidiamig" not in shown[-1]
+    assert "| `1g.10gb` | 15 | 2/8 | 14 | 10 |" in shown[-1] and "5/1/1" in shown[-1] and "nvidiamig" not in shown[-1]
     mig.show_profiles("H200-SXM-141GB")
-    assert "| `7g.141gb` | 0 | 7 | 8/8 |  |" in shown[-1]  # no sourced SM count: an empty cell
+    assert "| `7g.141gb` | 0 | 8/8 |  |" in shown[-1]  # no sourced SM count: an empty cell
     mig.show_doc_conflicts()
     assert shown[-1].count("`1g.") == 6  # A100 40GB and 80GB: memory and L2; H100 and H200: L2 only
     assert "H100-80GB" in shown[-1] and "H200-141GB" in shown[-1]
