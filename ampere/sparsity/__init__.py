@@ -37,9 +37,9 @@ from .claims import AccuracyResult, claims_rows, published_accuracy, published_s
 from .compressed import (HARDWARE_FORMATS, compress_2to4, cutlass_metadata_layout, decompress_2to4,
                          hardware_storage_ratio, matmul_2to4, metadata_nibbles, metadata_overhead, storage_ratio)
 from .figures import draw_block, plot_asp, plot_llm_speedup, plot_speedup_model, plot_sweep
-from .llm import (PATTERNS, PHASES, LayerTime, LLMSpeedup, PerplexityResult, amdahl, decoder_layer_time,
+from .llm import (BERT_BASE, PATTERNS, PHASES, LayerTime, LLMSpeedup, PerplexityResult, amdahl, decoder_layer_time,
                   gemm_speedup_needed, layer_speedup, perplexity_rows, published_llm_speedups,
-                  published_perplexities, speedup_rows)
+                  published_perplexities, speedup_rows, bert_check_rows)
 from .format_checks import (block_rows, compressed_product_checks, cutlass_agreement_rows, metadata_rows,
                             round_trip_rows, tf32_layout_rows, torch_cutlass_reference)
 from .measure import QUICK_SHAPES, SWEEP_SHAPES, linear_sweep, measure_cpu_unstructured
@@ -65,7 +65,7 @@ __all__ = [
     # large language models
     "PATTERNS", "PHASES", "PerplexityResult", "published_perplexities", "perplexity_rows", "LLMSpeedup",
     "published_llm_speedups", "amdahl", "gemm_speedup_needed", "LayerTime", "decoder_layer_time",
-    "layer_speedup", "speedup_rows", "plot_llm_speedup",
+    "layer_speedup", "speedup_rows", "plot_llm_speedup", "BERT_BASE", "bert_check_rows",
     # the GPU
     "BackendCheck", "probe_backend", "BACKEND_ORDER", "SWEEP_SHAPES", "QUICK_SHAPES", "CPU_SHAPES", "linear_sweep", "sweep_table",
     "bench_main", "short_run", "plot_sweep", "verdict",

@@ -12,8 +12,8 @@ of an :class:`ampere.transformer.TransformerShape` split into three parts,
   (dense, or 2:4 sparse: half the math, 9/16 of the weight bytes);
 * ``attention``: scores and the weighted sum, FlashAttention-style (no score matrix in HBM): prefill
   ``4 s^2 h / 2`` FLOPs per sequence (causal), decode ``4 c h`` per token with the K/V cache read;
-* ``other``: the memory-bound element-wise work per token (two RMSNorms, two residual adds, rotary
-  embeddings on q and k, the SwiGLU product): ``(12 h + 2 kv + 3 f) b`` bytes per token,
+* ``other``: the memory-bound element-wise work per token (two norms, two residual adds, rotary embeddings on
+  q and k, the SwiGLU product or the GELU): ``(12 h + 2 kv + 3 f) b`` bytes per token (``2 f`` for GELU),
 
 each at 100 % of its roofline, so that only the GEMM part changes with 2:4 sparsity. The layer's speedup is
 then Amdahl's law, :func:`amdahl`: ``1 / ((1 - f) + f / s)`` with ``f`` the GEMM share of the dense time.
@@ -32,7 +32,7 @@ from .roofline import _BYTES, LinearShape, matmul_time_model
 
 __all__ = ["PATTERNS", "PHASES", "PerplexityResult", "LLMSpeedup", "published_perplexities", "perplexity_rows",
            "published_llm_speedups", "amdahl", "gemm_speedup_needed", "LayerTime", "decoder_layer_time",
-           "layer_speedup", "speedup_rows"]
+           "layer_speedup", "speedup_rows", "BERT_BASE", "bert_check_rows"]
 
 #: Sparsity patterns of the published pruning tables, in the order the tables print them.
 PATTERNS: tuple[str, ...] = ("dense", "unstructured 50%", "4:8", "2:4")
@@ -73,6 +73,8 @@ def perplexity_rows(models: Iterable[str] | None = None) -> list[dict[str, Any]]
 
     rows = published_perplexities()
     names = list(dict.fromkeys(r.model for r in rows))
+    if isinstance(models, str):
+        raise TypeError(f"models must be a list of model names, not one string; got {models!r}")
     if models is not None:
         wanted = [check.one_of("models", m, names) for m in models]
         names = [n for n in names if n in wanted]
@@ -182,16 +184,19 @@ def _shape(model: str | transformer.TransformerShape) -> transformer.Transformer
 
 def decoder_layer_time(model: str | transformer.TransformerShape, gpu: str | specs.GPUSpec, phase: str,
                        batch: int = 1, context: int = 2048, precision: str = "fp16", gemm_kind: str = "dense",
-                       gemm_speedup: float | None = None) -> LayerTime:
+                       gemm_speedup: float | None = None, causal: bool = True) -> LayerTime:
     """Roofline time of one decoder layer of ``model`` (a :mod:`ampere.transformer` preset name or shape).
 
     ``phase="prefill"``: ``batch`` sequences of ``context`` prompt tokens each. ``phase="decode"``: ``batch``
     sequences each adding one token to a K/V cache of ``context`` tokens. ``gemm_kind="2:4"`` times the linear
     layers with the 2:4 sparse roofline; alternatively ``gemm_speedup`` divides the dense GEMM time by a
     measured factor (e.g. a published kernel speedup), and then ``gemm_kind`` must stay ``"dense"``.
-    Everything else is dense in both cases. Chapter: *2:4 structured sparsity*, "2:4 on large language models".
+    Everything else is dense in both cases. ``causal=False`` (an encoder such as BERT) counts the full score
+    matrix in prefill instead of its lower half. Chapter: *2:4 structured sparsity*, "2:4 on large language
+    models".
     """
     shape = _shape(model)
+    causal = check.boolean("causal", causal)
     spec = specs.get(gpu)
     check.one_of("phase", phase, PHASES)
     batch = check.positive_int("batch", batch, maximum=2**16)
@@ -213,28 +218,30 @@ def decoder_layer_time(model: str | transformer.TransformerShape, gpu: str | spe
     h, kv, f = shape.hidden, shape.kv_dim, shape.ffn
     peak, bw = spec.peak_flops(precision), spec.hbm_bytes_per_s
     if phase == "prefill":
-        att_flops = batch * 2.0 * context * context * h  # 4 s^2 h for QK^T and PV, halved by the causal mask
+        att_flops = batch * (2.0 if causal else 4.0) * context * context * h  # 4 s^2 h for QK^T and PV; causal: half
         att_bytes = batch * context * (2 * h + 2 * kv) * b  # q, o, k, v once each
     else:
         att_flops = batch * 4.0 * context * h
         att_bytes = batch * (2 * context * kv + 2 * h + 2 * kv) * b  # the K/V cache read, q and o, the new k, v
     attention = max(att_flops / peak, att_bytes / bw)
-    other = tokens * (12 * h + 2 * kv + 3 * f) * b / bw  # norms 4h, residual adds 6h, rotary 2h + 2kv, SwiGLU 3f
+    act = 3 * f if shape.glu else 2 * f  # SwiGLU reads gate and up and writes their product; GELU reads and writes
+    other = tokens * (12 * h + 2 * kv + act) * b / bw  # norms 4h, residual adds 6h, rotary 2h + 2kv, activation
     return LayerTime(shape.label, spec.name, phase, batch, q_len, context, gemm_kind, gemm, attention, other)
 
 
 def layer_speedup(model: str | transformer.TransformerShape, gpu: str | specs.GPUSpec, phase: str, batch: int = 1,
-                  context: int = 2048, precision: str = "fp16", gemm_speedup: float | None = None) -> dict[str, Any]:
+                  context: int = 2048, precision: str = "fp16", gemm_speedup: float | None = None,
+                  causal: bool = True) -> dict[str, Any]:
     """Dense against 2:4 for one decoder layer: both :class:`LayerTime`, the GEMM share ``f`` of the dense time,
     the GEMM speedup ``s`` and the layer speedup, which equals ``amdahl(f, s)``. With ``gemm_speedup`` the
     GEMMs are ``gemm_speedup`` times faster instead of the 2:4 roofline. Chapter: *2:4 structured sparsity*,
     "2:4 on large language models".
     """
-    dense = decoder_layer_time(model, gpu, phase, batch, context, precision, "dense")
+    dense = decoder_layer_time(model, gpu, phase, batch, context, precision, "dense", causal=causal)
     if gemm_speedup is None:
-        sparse = decoder_layer_time(model, gpu, phase, batch, context, precision, "2:4")
+        sparse = decoder_layer_time(model, gpu, phase, batch, context, precision, "2:4", causal=causal)
     else:
-        sparse = decoder_layer_time(model, gpu, phase, batch, context, precision, "dense", gemm_speedup)
+        sparse = decoder_layer_time(model, gpu, phase, batch, context, precision, "dense", gemm_speedup, causal)
     s = dense.gemm_s / sparse.gemm_s
     return {"dense": dense, "sparse": sparse, "gemm_fraction": dense.gemm_fraction, "gemm_speedup": s,
             "speedup": dense.total_s / sparse.total_s}
@@ -261,4 +268,33 @@ def speedup_rows(model: str | transformer.TransformerShape = "llama2-7b", gpu: s
             k = layer_speedup(model, gpu, phase, batch, context, gemm_speedup=kernel_speedup)
             row[f"layer, GEMMs {kernel_speedup:g}x"] = f"{k['speedup']:.2f}x"
         rows.append(row)
+    return rows
+
+
+#: BERT-base (12 layers, 768 wide, 12 heads, a 3072-wide GELU MLP), the encoder PyTorch timed dense and 2:4.
+BERT_BASE = transformer.gpt(12, 768, 12, 28996, 512, name="bert-base-cased")
+
+
+def bert_check_rows(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> list[dict[str, str]]:
+    """The layer model against measurements no one here made: PyTorch's BERT-base inference, dense and 2:4
+    (sequence 384), eager and compiled, beside :func:`layer_speedup` of a BERT-base layer (not causal) with
+    the GEMMs as much faster as PyTorch measured for one large ``Linear``, and at the 2:4 roofline.
+    Chapter: *2:4 structured sparsity*, "2:4 on large language models".
+    """
+    from .claims import published_speedup, published_speedups
+
+    recs = published_speedups(gpu)
+    linear = next(r for r in recs if r.params.get("backend") == "cutlass" and "in_features" in r.params)
+    kernel = published_speedup(linear)
+    rows = []
+    for batch in sorted({r.params["batch"] for r in recs if r.params.get("model") == "bert-base-cased"}):
+        by = {r.params["mode"]: published_speedup(r) for r in recs
+              if r.params.get("model") == "bert-base-cased" and r.params["batch"] == batch}
+        seq = next(r.params["seq"] for r in recs if r.params.get("batch") == batch)
+        k = layer_speedup(BERT_BASE, gpu, "prefill", batch, seq, gemm_speedup=kernel, causal=False)
+        roof = layer_speedup(BERT_BASE, gpu, "prefill", batch, seq, causal=False)
+        rows.append({"batch": str(batch), "measured, eager": f"{by['eager']:.2f}x",
+                     "measured, compiled": f"{by['compiled']:.2f}x",
+                     f"model, GEMMs {kernel:.2f}x": f"{k['speedup']:.2f}x",
+                     "model, 2:4 roofline": f"{roof['speedup']:.2f}x"})
     return rows

@@ -52,6 +52,8 @@ def test_perplexity_rows():
     assert opt[0]["2:4"] is None and opt[0]["2:4 - 50%"] is None
     with pytest.raises(ValueError, match="models"):
         sp.perplexity_rows(["gpt-5"])
+    with pytest.raises(TypeError, match="models"):
+        sp.perplexity_rows("llama2-7b")
 
 
 def test_published_llm_speedups():
@@ -118,3 +120,20 @@ def test_decoder_layer_model_refuses_bad_input():
         sp.decoder_layer_time("llama2-7b", A100, "decode", precision="int8")
     with pytest.raises(ValueError, match="triples"):
         sp.speedup_rows(cases=[("decode", 1)])
+
+
+def test_bert_check_against_pytorchs_measurements():
+    rows = sp.bert_check_rows()
+    assert [r["batch"] for r in rows] == ["4", "16", "64", "256"]
+    model_col = next(c for c in rows[0] if c.startswith("model, GEMMs"))
+    for r in rows:
+        model = float(r[model_col].rstrip("x"))
+        assert model < float(r["model, 2:4 roofline"].rstrip("x")) < 2.0
+        if r["batch"] in ("16", "64"):  # where launches do not dominate, eager PyTorch agrees within 0.05x
+            assert abs(float(r["measured, eager"].rstrip("x")) - model) < 0.05
+    # an encoder attends to the whole sequence: twice the score FLOPs of a causal decoder in prefill
+    enc = sp.decoder_layer_time(sp.BERT_BASE, A100, "prefill", 16, 384, causal=False)
+    dec = sp.decoder_layer_time(sp.BERT_BASE, A100, "prefill", 16, 384)
+    assert enc.attention_s >= dec.attention_s and enc.gemm_s == dec.gemm_s
+    with pytest.raises(TypeError, match="causal"):
+        sp.decoder_layer_time(sp.BERT_BASE, A100, "prefill", causal="no")
