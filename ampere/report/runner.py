@@ -237,7 +237,7 @@ def summary_text(result: dict[str, Any], comparisons: Sequence[dict[str, Any]], 
     lines.append("")
     if dev.get("backend") != "cuda":
         lines.append(_wrap(f"No CUDA GPU: no probe ran. The HTML page shows the model of {MODEL_FALLBACK_GPU} "
-                           "and the results recorded on GPUs.", width, ""))
+                           "and the published references.", width, ""))
     else:
         flagged = [c for c in comparisons if c["flag"]]
         lines.append("Figures measured, against the model and the reference of the same size:")
