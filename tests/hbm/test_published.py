@@ -47,3 +47,16 @@ def test_zero_figure1_rows():
     for r in rows:
         ours = memory.zero_bytes_per_param(r.stage, r.data_parallel).total * r.params / GB
         assert ours == pytest.approx(r.per_gpu_gb, abs=0.05)
+
+
+def test_published_l2_plateau_is_one_rule_for_both_chapters():
+    # the H200 sweep starts at 13.5 TB/s (L1 hits of the smallest footprints) and settles near 10 TB/s:
+    # the plateau is the settled value, the same number the kernels chapter's hierarchy table shows
+    bw, sw = hbm.published_l2_plateau("H200-SXM-141GB")
+    assert sw.bytes_per_s[0] > 13e12 and 9.5e12 < bw < 10.5e12
+    assert bw == sw.plateau() == sw.knee().l2_plateau_bytes_per_s
+    a100, _ = hbm.published_l2_plateau("A100-SXM4-80GB")
+    assert 5.3e12 < a100 < 5.5e12 and a100 < specs.get("A100-SXM4-80GB").l2_bytes_per_s
+    assert hbm.published_l2_plateau("T4") is None
+    with pytest.raises(TypeError):
+        hbm.published_l2_plateau(None)
