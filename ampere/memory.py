@@ -15,8 +15,14 @@ Pure Python: no torch, no numpy. Shapes are :class:`ampere.transformer.Transform
 * **What fits**: :func:`model_memory` (a :class:`MemoryEstimate` by component), :func:`gpus_to_hold`,
   :func:`max_batch`, :func:`max_trainable_params`, :func:`min_gpus_zero`, and the fine-tuning recipe both
   chapters quote, :func:`finetune_memory`.
+* **The one capacity rule**: every "fits" / "GPUs needed" / "largest model" answer budgets against
+  :func:`usable_bytes` = what CUDA exposes (:func:`cuda_visible_bytes`, ``totalGlobalMem``) minus the runtime
+  reserve (:func:`runtime_reserve`, :data:`RESERVE_FRACTION` of it) unless ``reserve_bytes`` is given.
+  Not the physical capacity: an A100 80GB has 80 GiB, NVML shows 81920 MiB, CUDA exposes 85.10e9 bytes
+  (79.26 GiB) and the book budgets 95 % of that (``ampere/data/tables/gpu_memory.json``).
 
-Units: bytes; GB = 1e9 bytes (GPU capacities are NVIDIA's decimal figures, 80 GB = 80e9 bytes).
+Units: bytes; GB = 1e9 bytes, GiB = 2**30 bytes. GPU capacities are physical and binary where the product
+is (``specs.GPUSpec.memory_bytes``: 80 GiB for NVIDIA's "80GB").
 Bad input raises ``ValueError``/``TypeError`` naming the argument (``ampere.check``).
 """
 
@@ -37,7 +43,7 @@ __all__ = [
     "StateBytes", "zero_bytes_per_param", "RECOMPUTE", "activation_bytes_per_layer", "logits_bytes",
     "activation_bytes", "MemoryEstimate", "model_memory", "gpus_to_hold", "max_batch", "max_trainable_params",
     "min_gpus_zero", "DEFAULT_LORA_RANK", "DEFAULT_FINETUNE_SEQ", "RESERVE_FRACTION", "runtime_reserve",
-    "finetune_memory", "shape_of",
+    "cuda_visible_bytes", "usable_bytes", "finetune_memory", "shape_of",
 ]
 
 GB = 1e9
@@ -315,17 +321,21 @@ class MemoryEstimate:
     def total_bytes(self) -> float:
         return float(sum(self.breakdown.values()))
 
-    def headroom_bytes(self, gpu: str | specs.GPUSpec, reserve_bytes: float = 0.0) -> float:
-        """Capacity left on ``gpu`` (NVIDIA's decimal capacity minus ``reserve_bytes``); negative: no fit."""
-        reserve = check.nonneg("reserve_bytes", reserve_bytes)
-        return specs.get(gpu).memory_bytes - reserve - self.total_bytes
+    def headroom_bytes(self, gpu: str | specs.GPUSpec, reserve_bytes: float | None = None) -> float:
+        """Bytes left on ``gpu`` after these: :func:`usable_bytes` minus the total; negative: no fit.
 
-    def fits(self, gpu: str | specs.GPUSpec, reserve_bytes: float = 0.0) -> bool:
-        """True when the per-GPU total fits in ``gpu`` with ``reserve_bytes`` kept free."""
+        ``reserve_bytes`` defaults to the runtime reserve (:func:`runtime_reserve`); pass 0 to budget against
+        everything CUDA exposes. Chapter: *HBM and the memory hierarchy*, "What fits".
+        """
+        return _usable(gpu, reserve_bytes) - self.total_bytes
+
+    def fits(self, gpu: str | specs.GPUSpec, reserve_bytes: float | None = None) -> bool:
+        """True when the per-GPU total fits in :func:`usable_bytes` of ``gpu`` (same reserve rule)."""
         return self.headroom_bytes(gpu, reserve_bytes) >= 0
 
-    def gpus_needed(self, gpu: str | specs.GPUSpec, reserve_bytes: float = 0.0) -> int:
-        """GPUs needed to hold these bytes split evenly across them (ideal model parallelism, no copies)."""
+    def gpus_needed(self, gpu: str | specs.GPUSpec, reserve_bytes: float | None = None) -> int:
+        """GPUs needed to hold these bytes split evenly across them (ideal model parallelism, no copies),
+        each holding :func:`usable_bytes`."""
         return gpus_to_hold(self.total_bytes, gpu, reserve_bytes)
 
     def table(self, unit: float = GB) -> list[tuple[str, float]]:
@@ -347,17 +357,53 @@ _FINETUNE = ("full", "lora", "qlora")
 #: recomputation. *HBM* and *The A100 today* both quote :func:`finetune_memory` with these defaults.
 DEFAULT_LORA_RANK = 16
 DEFAULT_FINETUNE_SEQ = 2048
-#: Fraction of a GPU's capacity the book keeps free for the runtime (CUDA context, library workspaces,
-#: allocator fragmentation): an assumption, 4 GB of an 80 GB card. See :func:`runtime_reserve`.
+#: Fraction of what CUDA exposes (:func:`cuda_visible_bytes`) the book keeps free for the runtime: the CUDA
+#: context of the process, the libraries' workspaces (cuBLAS, cuDNN, NCCL buffers) and the caching
+#: allocator's fragmentation. An assumption, not a published figure: 3.96 GiB of an A100 80GB's 79.26 GiB.
+#: What is published is a floor: an allocation loop of tiny tensors on an H100 got PyTorch's allocator to
+#: within about 0.65 GB of CUDA's total (belotti2025gpumemory), i.e. a bare context costs under 1 %; real
+#: training adds library workspaces and fragmentation, hence 5 %. The driver's own reserve (hundreds of
+#: MiB) is already outside CUDA's total and is not counted again. See :func:`usable_bytes`.
 RESERVE_FRACTION = 0.05
 
 
-def runtime_reserve(gpu: str | specs.GPUSpec, fraction: float = RESERVE_FRACTION) -> float:
-    """Bytes kept free on ``gpu`` for the runtime: ``fraction`` (default :data:`RESERVE_FRACTION`) of its capacity.
+def cuda_visible_bytes(gpu: str | specs.GPUSpec) -> int:
+    """What CUDA exposes on ``gpu`` (``totalGlobalMem``): the published figure, or the catalogue's stated
+    estimate where none is published (``specs.GPUSpec.cuda_visible_bytes``). Chapter: *HBM*, "What fits".
+    """
+    return specs.get(gpu).cuda_visible_bytes
+
+
+def runtime_reserve(gpu: str | specs.GPUSpec, fraction: float | None = None) -> float:
+    """Bytes kept free on ``gpu`` for the runtime: ``fraction`` (default :data:`RESERVE_FRACTION`, read when
+    called) of what CUDA exposes (:func:`cuda_visible_bytes`), not of the physical capacity.
 
     Chapter: *HBM and the memory hierarchy*, "Training a model".
     """
-    return specs.get(gpu).memory_bytes * check.fraction("fraction", fraction)
+    f = RESERVE_FRACTION if fraction is None else check.fraction("fraction", fraction)
+    return cuda_visible_bytes(gpu) * f
+
+
+def _usable(gpu: str | specs.GPUSpec, reserve_bytes: float | None) -> float:
+    """The one capacity rule of the package: CUDA-visible bytes minus the reserve (may be <= 0)."""
+    reserve = runtime_reserve(gpu) if reserve_bytes is None else check.nonneg("reserve_bytes", reserve_bytes)
+    return cuda_visible_bytes(gpu) - reserve
+
+
+def usable_bytes(gpu: str | specs.GPUSpec, reserve_bytes: float | None = None) -> float:
+    """Bytes a workload may use on one ``gpu``: :func:`cuda_visible_bytes` minus ``reserve_bytes``.
+
+    ``reserve_bytes`` defaults to :func:`runtime_reserve` (:data:`RESERVE_FRACTION` of the CUDA total); 0
+    budgets against everything CUDA exposes. Every "fits", "GPUs needed" and "largest model" function of
+    this module uses this rule. An A100 80GB: 85.10e9 bytes exposed, 80.85e9 usable. Raises ``ValueError``
+    when the reserve leaves nothing. Chapter: *HBM and the memory hierarchy*, "What fits".
+    """
+    usable = _usable(gpu, reserve_bytes)
+    if usable <= 0:
+        spec = specs.get(gpu)
+        raise ValueError(f"reserve_bytes={reserve_bytes!r} leaves no capacity on {spec.name} "
+                         f"(CUDA exposes {spec.cuda_visible_bytes} bytes)")
+    return usable
 
 
 def model_memory(
@@ -474,30 +520,29 @@ def finetune_memory(model: TransformerShape | str, method: str = "qlora", *,
     with mixed-precision Adam; activations of ``micro_batch`` sequences of ``seq_len`` tokens with
     ``recompute`` (``seq_len=0`` leaves them out). The defaults are the book's stated assumptions
     (:data:`DEFAULT_LORA_RANK`, :data:`DEFAULT_FINETUNE_SEQ`); no runtime reserve is included (compare with
-    the capacity minus :func:`runtime_reserve`). *HBM* and *The A100 today* both call this function with the
-    defaults, so they print the same figure. Chapter: *HBM and the memory hierarchy*, "Fine-tuning".
+    :func:`usable_bytes`). *HBM* and *The A100 today* both call this function with the defaults, so they
+    print the same figure. Chapter: *HBM and the memory hierarchy*, "Fine-tuning".
     """
     return model_memory(shape_of(model), mode="training", finetune=check.one_of("method", method, _FINETUNE),
                         weights="bf16", lora_rank=lora_rank, seq_len=seq_len, micro_batch=micro_batch,
                         recompute=recompute)
 
 
-def gpus_to_hold(total_bytes: float, gpu: str | specs.GPUSpec, reserve_bytes: float = 0.0) -> int:
-    """Smallest number of ``gpu`` whose capacity (each minus ``reserve_bytes``) holds ``total_bytes``.
+def gpus_to_hold(total_bytes: float, gpu: str | specs.GPUSpec, reserve_bytes: float | None = None) -> int:
+    """Smallest number of ``gpu`` whose :func:`usable_bytes` (each) hold ``total_bytes`` split evenly.
 
+    ``reserve_bytes`` defaults to the runtime reserve (:func:`runtime_reserve`).
     Chapter: *HBM and the memory hierarchy*, "What fits".
     """
     total = check.nonneg("total_bytes", total_bytes)
-    reserve = check.nonneg("reserve_bytes", reserve_bytes)
-    usable = specs.get(gpu).memory_bytes - reserve
-    if usable <= 0:
-        raise ValueError(f"reserve_bytes={reserve_bytes!r} leaves no capacity on {specs.get(gpu).name}")
+    usable = usable_bytes(gpu, reserve_bytes)
     return max(1, math.ceil(total / usable - 1e-12))
 
 
 def max_batch(model: TransformerShape | str, gpu: str | specs.GPUSpec, *, context: int, weights: str = "bf16",
-              weight_overhead_bits: float = 0.0, kv_cache: str = "bf16", reserve_bytes: float = 0.0) -> int:
-    """Most sequences of ``context`` tokens whose KV cache fits beside the weights (0: not even one).
+              weight_overhead_bits: float = 0.0, kv_cache: str = "bf16", reserve_bytes: float | None = None) -> int:
+    """Most sequences of ``context`` tokens whose KV cache fits beside the weights in :func:`usable_bytes`
+    (0: not even one); ``reserve_bytes`` defaults to the runtime reserve.
 
     Chapter: *HBM and the memory hierarchy*, "The 2026 use cases, checked".
     """
@@ -510,30 +555,30 @@ def max_batch(model: TransformerShape | str, gpu: str | specs.GPUSpec, *, contex
 
 def max_trainable_params(gpu: str | specs.GPUSpec, recipe: str | TrainingRecipe = MIXED_ADAM,
                          reserve_bytes: float | None = None) -> float:
-    """Largest model whose full training state (no activations) fits one ``gpu``: (capacity - reserve) / bytes
-    per parameter.
+    """Largest model whose full training state (no activations) fits one ``gpu``: :func:`usable_bytes` /
+    bytes per parameter (0 when the reserve leaves nothing).
 
-    ``reserve_bytes`` defaults to the book's runtime reserve (:func:`runtime_reserve`, 5 % of the capacity):
-    an A100 80GB then holds 76e9 / 16 = 4.75e9 parameters of mixed-precision Adam state (5.0e9 with
-    ``reserve_bytes=0``). Both *HBM* and *The A100 today* quote this call with the default.
+    ``reserve_bytes`` defaults to the book's runtime reserve (:func:`runtime_reserve`, 5 % of what CUDA
+    exposes): an A100 80GB then holds 80.85e9 / 16 = 5.05e9 parameters of mixed-precision Adam state (5.32e9
+    with ``reserve_bytes=0``). Both *HBM* and *The A100 today* quote this call with the default.
     Chapter: *HBM and the memory hierarchy*, "Training a model".
     """
-    spec = specs.get(gpu)
-    reserve = runtime_reserve(spec) if reserve_bytes is None else check.nonneg("reserve_bytes", reserve_bytes)
-    return (spec.memory_bytes - reserve) / _recipe(recipe).bytes_per_param
+    bpp = _recipe(recipe).bytes_per_param
+    return max(0.0, _usable(gpu, reserve_bytes)) / bpp
 
 
 def min_gpus_zero(params: float, gpu: str | specs.GPUSpec, stage: int = 3,
-                  recipe: str | TrainingRecipe = MIXED_ADAM, reserve_bytes: float = 0.0,
+                  recipe: str | TrainingRecipe = MIXED_ADAM, reserve_bytes: float | None = None,
                   max_gpus: int = 1_000_000) -> int | None:
-    """Fewest data-parallel GPUs for which ZeRO ``stage`` brings the training state under capacity.
+    """Fewest data-parallel GPUs for which ZeRO ``stage`` brings the training state under :func:`usable_bytes`
+    (``reserve_bytes`` defaults to the runtime reserve).
 
     Returns None when no number of GPUs up to ``max_gpus`` is enough (stages 0-2 keep unpartitioned parts
     on every GPU).
     Chapter: *HBM and the memory hierarchy*, "Training a model".
     """
     n_params = check.positive("params", params)
-    cap = specs.get(gpu).memory_bytes - check.nonneg("reserve_bytes", reserve_bytes)
+    cap = _usable(gpu, reserve_bytes)
     r = _recipe(recipe)
     st = _stage("stage", stage)
     limit = check.positive_int("max_gpus", max_gpus)

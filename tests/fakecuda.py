@@ -15,7 +15,8 @@ NVML cache of ``ampere.device``, the tensor factories) and undone after the test
 What the double models, and checks the way the real one would fail:
 
 * GPUs from the catalogue (``ampere.specs``): name as the driver prints it, compute capability, SM count,
-  memory (the catalogue's capacity is what ``total_memory`` reports), L2 size, max SM clock, power limit,
+  memory (``total_memory`` reports what CUDA exposes, ``spec.cuda_visible_bytes``, like a real GPU: not
+  the physical capacity), L2 size, max SM clock, power limit,
   PCIe generation; one distinct PCI bus id per physical GPU. ``visible=[2, 0]`` renumbers the GPUs the way
   ``CUDA_VISIBLE_DEVICES=2,0`` does: torch's ``cuda:0`` is then NVML's GPU 2.
 * ``torch.cuda.device(d)`` changes the current device for its block; ``current_stream(d)`` is the current
@@ -98,7 +99,7 @@ def make_gpu(model: str, physical_index: int = 0) -> FakeGPU:
     spec = specs.get(spec_name)
     major, minor = cc or spec.compute_capability
     props = types.SimpleNamespace(
-        name=driver_name, major=major, minor=minor, total_memory=int(spec.memory_bytes),
+        name=driver_name, major=major, minor=minor, total_memory=int(spec.cuda_visible_bytes),
         multi_processor_count=spec.sm_count, L2_cache_size=int(spec.l2_bytes),
         pci_domain_id=0, pci_bus_id=0x17 + 0x20 * physical_index, pci_device_id=0,
         uuid=f"fake-{physical_index:04d}")

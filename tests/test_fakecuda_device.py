@@ -41,7 +41,7 @@ def test_probe_capabilities(fake_cuda, model, cusparselt):  # noqa: F811
     else:
         spec = gpu.spec
         assert info.spec_name == spec.name and info.sm_count == spec.sm_count and info.l2_bytes == spec.l2_bytes
-        assert info.memory_bytes == int(spec.memory_bytes)
+        assert info.memory_bytes == spec.cuda_visible_bytes  # what CUDA exposes, not the physical capacity
         assert info.sm_clock_max_hz == pytest.approx(spec.boost_clock_hz)
         assert info.power_limit_w == pytest.approx(spec.tdp_w)
         assert info.pcie_link == f"Gen{spec.pcie_generation} x16"

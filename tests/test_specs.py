@@ -100,9 +100,15 @@ def test_counts_and_structure():
 def test_unknown_name_lists_known_ones():
     with pytest.raises(ValueError) as err:
         specs.get("A100-SXM4-160GB")
-    assert "A100-SXM4-80GB" in str(err.value) and "T4" in str(err.value)
+    assert "A100-SXM4-80GB" in str(err.value) and "T4" in str(err.value) and "any case" in str(err.value)
     with pytest.raises(ValueError):
         specs.get(None)
+
+
+@pytest.mark.parametrize("name", ["a100-sxm4-80gb", "A100-sxm4-80GB", "h200-sxm-141gb", "t4", "rtx-a6000"])
+def test_names_resolve_in_any_case(name):
+    spec = specs.get(name)
+    assert spec.name.casefold() == name.casefold() and spec is specs.get(spec.name)
 
 
 def test_unknown_and_unsupported_precision_list_allowed_values():
@@ -167,3 +173,136 @@ def test_ridge_point_refuses_bad_bandwidths():
             a100.ridge_point("bf16", bytes_per_s=bad)
     with pytest.raises(TypeError, match="bytes_per_s"):
         a100.ridge_point("bf16", bytes_per_s="2e12")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Memory: physical capacity, nvidia-smi total, CUDA total (ampere/data/tables/gpu_memory.json)
+# ----------------------------------------------------------------------------------------------------
+
+MiB, GiB = 2**20, 2**30
+
+
+def test_a100_capacities_are_binary():
+    assert specs.get("A100-SXM4-80GB").memory_bytes == 80 * GiB
+    assert specs.get("A100-PCIE-80GB").memory_bytes == 80 * GiB
+    assert specs.get("A100-SXM4-40GB").memory_bytes == 40 * GiB
+    assert specs.get("A100-PCIE-40GB").memory_bytes == 40 * GiB
+    # NVML's total is exactly the physical capacity on the A100s: "80GB" means 80 GiB
+    assert specs.get("A100-SXM4-80GB").nvidia_smi_memory_bytes == 81920 * MiB == 80 * GiB
+    assert specs.get("A100-SXM4-40GB").nvidia_smi_memory_bytes == 40960 * MiB
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_every_card_has_its_three_memory_figures_each_sourced(name):
+    spec = specs.get(name)
+    for quantity in ("physical", "nvidia_smi_total", "cuda_total"):
+        fig = spec.memory_figure(quantity)
+        assert fig is not None, (name, quantity)
+        if fig.bytes is None:
+            assert fig.note and fig.source is None, (name, quantity, "a null needs a note")
+        else:
+            assert fig.source in BIB_KEYS, (name, quantity, fig.source)
+            assert fig.where and fig.printed, (name, quantity, "say where in the source and what it prints")
+    assert spec.memory_figure("physical").bytes == spec.memory_bytes
+    assert spec.source("memory_bytes") in BIB_KEYS
+    if spec.cuda_memory_bytes is not None:
+        assert spec.source("cuda_memory_bytes") in BIB_KEYS
+    else:
+        with pytest.raises(ValueError, match="no published cuda_memory_bytes"):
+            spec.source("cuda_memory_bytes")
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_memory_figures_are_ordered(name):
+    spec = specs.get(name)
+    smi, cuda = spec.nvidia_smi_memory_bytes, spec.cuda_memory_bytes
+    if cuda is not None:
+        assert cuda < spec.memory_bytes
+    if smi is not None:
+        assert smi <= spec.memory_bytes
+    if smi is not None and cuda is not None:
+        assert cuda < smi
+    reserved = spec.memory_figure("nvidia_smi_reserved")
+    if reserved is not None and reserved.source == spec.memory_figure("cuda_total").source:
+        # the same capture: CUDA exposes NVML's total minus the driver's reserve, to within 1 MiB
+        assert abs(smi - reserved.bytes - cuda) <= MiB, name
+
+
+def test_hopper_nvml_total_is_below_the_physical_capacity():
+    h100, h200 = specs.get("H100-SXM5-80GB"), specs.get("H200-SXM-141GB")
+    assert h100.memory_bytes - h100.nvidia_smi_memory_bytes == 361 * MiB
+    assert h200.memory_bytes == 141 * GiB and h200.nvidia_smi_memory_bytes > 141e9  # binary, not decimal
+
+
+def test_gddr_with_ecc_loses_one_sixteenth():
+    for name in ("T4", "L4", "RTX-A6000"):
+        spec = specs.get(name)
+        assert spec.memory_figure("nvidia_smi_total").ecc == "on"
+        assert spec.nvidia_smi_memory_bytes == pytest.approx(spec.memory_bytes * 15 / 16, abs=16 * MiB)
+
+
+def test_cuda_visible_bytes_published_or_estimated():
+    a100 = specs.get("A100-SXM4-80GB")
+    assert a100.cuda_visible_bytes == a100.cuda_memory_bytes == 85_100_068_864 and not a100.cuda_memory_estimated
+    v100 = specs.get("V100-SXM2-32GB")  # no citable CUDA total: a conservative estimate from the HBM cards
+    assert v100.cuda_memory_bytes is None and v100.cuda_memory_estimated
+    hbm = [s for s in specs.all_specs() if s.memory_stacks is not None and s.cuda_memory_bytes is not None]
+    worst = max(1 - s.cuda_memory_bytes / s.memory_bytes for s in hbm)
+    assert v100.cuda_visible_bytes == pytest.approx(v100.memory_bytes * (1 - worst), abs=MiB)
+    assert v100.cuda_visible_bytes % MiB == 0
+    with pytest.raises(ValueError, match="quantity"):
+        a100.memory_figure("bar1_total")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Non-tensor 16-bit rates (SIMT_PRECISIONS)
+# ----------------------------------------------------------------------------------------------------
+
+
+def test_a100_non_tensor_16_bit_peaks_match_nvidia():
+    a100 = specs.get("A100-SXM4-80GB")
+    for precision, printed in (("fp16_simt", "78"), ("bf16_simt", "39")):
+        quoted = a100.datasheet[(precision, False)]
+        assert quoted.text == printed and quoted.source in BIB_KEYS
+        assert quoted.agrees_with(a100.peak_flops(precision)), precision  # within the printed precision
+    assert a100.peak_flops("fp16_simt") == pytest.approx(108 * 256 * 2 * 1.41e9)  # 4 x FP32
+    assert a100.peak_flops("bf16_simt") == 2 * a100.peak_flops("fp32")
+    assert a100.source("simt_rates") in BIB_KEYS
+
+
+def test_simt_precisions_stay_out_of_the_tables():
+    assert specs.PRECISIONS == ("fp64", "fp64_tc", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
+    assert specs.ALL_PRECISIONS == specs.PRECISIONS + specs.SIMT_PRECISIONS
+    a100 = specs.get("A100-SXM4-80GB")
+    assert not set(a100.precisions()) & set(specs.SIMT_PRECISIONS)
+    assert a100.all_precisions()[-2:] == ("fp16_simt", "bf16_simt") and a100.supports("bf16_simt")
+    assert not a100.supports("bf16_simt", sparse=True)
+    with pytest.raises(ValueError, match="sparse"):
+        a100.peak_flops("fp16_simt", sparse=True)
+
+
+def test_simt_rates_where_sources_give_them():
+    h100, v100, t4, a6000 = (specs.get(n) for n in ("H100-SXM5-80GB", "V100-SXM2-32GB", "T4", "RTX-A6000"))
+    assert h100.peak_flops("fp16_simt") == h100.peak_flops("bf16_simt") == 2 * h100.peak_flops("fp32")
+    assert round(h100.peak_flops("fp16_simt") / 1e12, 1) == 133.8  # at the 1980 MHz boost clock
+    assert v100.peak_flops("fp16_simt") == 2 * v100.peak_flops("fp32") and not v100.supports("bf16_simt")
+    assert t4.supports("fp16_simt") and not t4.supports("bf16_simt")
+    assert not a6000.supports("fp16_simt")
+    with pytest.raises(ValueError, match="no source in the catalogue gives its rate"):
+        a6000.peak_flops("fp16_simt")
+    with pytest.raises(ValueError, match="no SIMT rates"):
+        a6000.source("simt_rates")
+
+
+def test_flags_are_booleans():
+    a100 = specs.get("A100-SXM4-80GB")
+    for bad in ("false", "True", 0, 1, None):
+        with pytest.raises(TypeError, match="sparse"):
+            a100.peak_flops("bf16", sparse=bad)
+        with pytest.raises(TypeError, match="sparse"):
+            a100.supports("bf16", sparse=bad)
+    assert a100.peak_flops("bf16", sparse=False) * 2 == a100.peak_flops("bf16", sparse=True)
+    with pytest.raises(TypeError, match="precision"):
+        a100.peak_flops(16)
+    with pytest.raises(TypeError, match="precision"):
+        a100.supports(None)

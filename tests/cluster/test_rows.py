@@ -1,0 +1,65 @@
+"""Tests of ampere.cluster.rows: the chapter's tables.
+
+Chapter: DGX A100 and the SuperPOD -- from one box to Selene.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ampere import cluster as cl
+
+
+def _bib_keys():
+    import re
+    from pathlib import Path
+
+    bib = (Path(__file__).resolve().parents[2] / "book" / "references.bib").read_text(encoding="utf-8")
+    return set(re.findall(r"@\w+\{([^,]+),", bib))
+
+
+def test_page_rows_carry_labels_not_bibliography_keys():
+    keys = _bib_keys()
+    tables = [cl.node_rows(cl.dgx_a100("A100-SXM4-40GB"), cl.dgx_a100()), cl.peak_rows(cl.dgx_a100()),
+              cl.bandwidth_rows(cl.dgx_a100()), cl.scaling_rows([20, 140]), cl.validation_rows(),
+              cl.pod_peak_rows(cl.superpod(140)), cl.selene_rows(), cl.pod_all_reduce_rows(140), cl.gap_rows(),
+              cl.mlperf_rows(), cl.claims()]
+    for rows in tables:
+        assert rows
+        for row in rows:
+            for value in row.values():
+                assert str(value) not in keys, value
+                assert not any(f"{k}," in str(value) or str(value).endswith(k) for k in keys if len(k) > 6), value
+    assert all(r["match"] for r in cl.validation_rows())
+    with pytest.raises(TypeError, match="DGXNode"):
+        cl.node_rows("DGX A100")
+
+
+def test_selene_rows_print_the_lists_and_a_dash_for_what_a_list_does_not_give():
+    rows = cl.selene_rows()
+    june, nov = cl.selene()
+    assert [r["nodes"] for r in rows] == [june.nodes, nov.nodes]
+    for row, entry in zip(rows, (june, nov)):
+        assert row["Rpeak (PFLOP/s)"] == ("–" if entry.rpeak_flops is None else f"{entry.rpeak_flops / 1e15:.2f}")
+        assert row["Rmax / Rpeak"] != ""  # never an empty cell
+    # the GPU-peak comparison is the figure's table (hpl_points), not repeated here
+    assert not any("GPU peak" in k for k in rows[0])
+
+
+def test_scaling_rows_fit_the_page_and_gap_rows_keep_percent_on_one_line():
+    row = cl.scaling_rows([140])[0]
+    assert len(row) <= 10 and "GPUs" not in row  # 8 x nodes; the table must not overflow the page column
+    assert row["switches"] == cl.superpod(140).switches
+    assert all("\u00a0%" in r["gap"] for r in cl.gap_rows())
+
+
+def test_mlperf_rows_name_each_figure_with_its_unit():
+    rows = cl.mlperf_rows()
+    assert len(rows) == sum(len(r.figures) for r in cl.mlperf())
+    gains = [r for r in rows if r["value"].endswith(" x")]
+    assert gains and all(r["what"].endswith("speedup (up to)") for r in gains), gains  # no clipped "_ratio"
+    assert all(r["scale"].startswith("against ") for r in gains)
+    per_acc = next(r for r in rows if r["scale"] == "per-accelerator")
+    assert per_acc["what"] == "BERT" and per_acc["value"].endswith("accelerator-hours")
+    bert = next(r for r in rows if r["round"] == "v0.7" and r["what"] == "BERT" and r["scale"] == "max-scale")
+    assert bert["value"] == "0.81 minutes"
