@@ -174,8 +174,6 @@ def plot_bank_conflicts(axes: Sequence[Any], rows: int = 32, row_words: int = 32
     """Three panels: the bank of every word of a ``rows`` x ``row_words`` float tile stored row-major and with
     the XOR swizzle (column 0, which one warp reads, outlined), and the conflict degree of that column read
     against the row length. Chapter: *Programming the A100's SM*, "Shared-memory banks and swizzling"."""
-    from matplotlib.patches import Rectangle
-
     from .. import plots
 
     if len(axes) != 3:
@@ -185,7 +183,8 @@ def plot_bank_conflicts(axes: Sequence[Any], rows: int = 32, row_words: int = 32
         ax.imshow(banks, cmap="twilight", vmin=0, vmax=31, interpolation="nearest", aspect="equal")
         for r in range(rows):  # the words thread r reads when the warp reads logical column 0
             col = [c for c in range(row_words) if (c if layout == "row-major" else c ^ (r % 32)) == 0][0]
-            ax.add_patch(Rectangle((col - 0.5, r - 0.5), 1, 1, fill=False, ec="k", lw=1.2))
+            ax.plot([col - 0.5, col + 0.5, col + 0.5, col - 0.5, col - 0.5],
+                     [r - 0.5, r - 0.5, r + 0.5, r + 0.5, r - 0.5], color="k", lw=1.0)
         ax.set_title(f"{layout}: logical column 0 outlined", fontsize=9)
         ax.set_xlabel("word in the row (4 B)", fontsize=8)
         ax.set_ylabel("row = thread of the warp", fontsize=8)
