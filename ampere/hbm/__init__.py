@@ -5,7 +5,7 @@ Chapter: *HBM and the memory hierarchy* (book/hbm.ipynb). Every function here is
 What lives here, as in every chapter package:
 
 * **Models** (pure Python, no torch): the DRAM bandwidth derived from the interface
-  (:func:`bandwidth_table`), the hierarchy in numbers (:func:`hierarchy_table`), the roofline of
+  (:func:`bandwidth_table`, checked against deviceQuery captures by :func:`devicequery_check`), the hierarchy in numbers (:func:`hierarchy_table`), the roofline of
   memory-bound work (:func:`roofline_ops`, :func:`attainable_flops`), the LLM decoding bound
   (:func:`decode_bound`), the L2 working-set curve (:func:`l2_sweep_model`, :func:`l2_plateau`,
   :func:`find_knee`) and coalescing into 32-byte sectors (:func:`warp_request`).
@@ -26,7 +26,9 @@ What lives here, as in every chapter package:
   always beside the model, through :mod:`ampere.views`.
 
 Units follow the book: bytes and bytes/s in variables, GB = 1e9 bytes, GiB = 2**30 bytes; bandwidths are
-printed in decimal GB/s or TB/s. Capacities of GPUs are NVIDIA's decimal figures (80 GB = 80e9 bytes).
+printed in decimal GB/s or TB/s. A GPU's physical capacity is binary (an A100 "80GB" has 80 GiB,
+``specs.GPUSpec.memory_bytes``); what CUDA exposes is less (``cuda_visible_bytes``), and every "fits" of the
+chapter budgets against :func:`ampere.memory.usable_bytes` (CUDA's total minus the runtime reserve).
 Bad input raises ``ValueError``/``TypeError`` naming the argument (:mod:`ampere.check`).
 
 The package, one file per concern (PURE: no torch or matplotlib anywhere in the file; HEAVY: imports them
@@ -50,7 +52,7 @@ inside the functions that measure or draw):
 from __future__ import annotations
 
 from .acceptance import ACCEPT_COPY_PCT, ACCEPT_KNEE_TOLERANCE, Acceptance, check_acceptance
-from .bandwidth import BANDWIDTH_GPUS, bandwidth_table, compare_gpus, hierarchy_table
+from .bandwidth import BANDWIDTH_GPUS, bandwidth_table, compare_gpus, devicequery_check, hierarchy_table
 from .bench import bench_main
 from .coalescing import SECTOR_BYTES, WarpRequest, coalescing_examples, coalescing_table, warp_request
 from .common import GB, GiB, KiB, MiB
@@ -63,7 +65,7 @@ from .records import BandwidthRow, bandwidth_rows, sweep_rows
 from .roofline import (DECODE_GPUS, MODELS, SIZE_CLASSES, DecodeBound, Op, attainable_flops, decode_bound,
                        decode_table, roofline_ops)
 from .validation import validate_models
-from .views import (bandwidth_points, coalescing_points, show_bandwidth, show_capacity, show_coalescing, show_l2_sweep,
+from .views import (CAPACITY_GPUS, bandwidth_points, capacity_rows, coalescing_points, show_bandwidth, show_capacity, show_coalescing, show_l2_sweep,
                     zero_points)
 
 # Private helpers of the old module ``ampere/hbm.py`` that the tests reach at ``ampere.hbm.<name>``.
@@ -75,7 +77,7 @@ __all__ = [
     "L2_SWEEP_CHUNK_BYTES", "ACCEPT_COPY_PCT", "ACCEPT_KNEE_TOLERANCE", "SECTOR_BYTES", "STRIDED_COPY_STRIDES",
     "STRIDED_COPY_OFFSETS",
     # models
-    "bandwidth_table", "hierarchy_table", "Op", "roofline_ops", "attainable_flops", "DecodeBound",
+    "bandwidth_table", "devicequery_check", "hierarchy_table", "Op", "roofline_ops", "attainable_flops", "DecodeBound",
     "decode_bound", "decode_table", "zero_points", "compare_gpus", "sweep_footprints", "l2_sweep_model", "Knee",
     "find_knee", "l2_plateau", "L2_PLATEAU_WINDOW", "WarpRequest", "warp_request", "coalescing_table",
     # published data
@@ -85,5 +87,5 @@ __all__ = [
     "measure_bandwidth", "measure_l2_sweep", "measure_strided_copy", "Capacity", "measure_capacity", "BandwidthRow", "bandwidth_rows",
     "sweep_rows", "Acceptance", "check_acceptance", "bench_main",
     # views
-    "bandwidth_points", "show_bandwidth", "show_l2_sweep", "show_capacity", "coalescing_points", "show_coalescing",
+    "bandwidth_points", "show_bandwidth", "show_l2_sweep", "show_capacity", "capacity_rows", "CAPACITY_GPUS", "coalescing_points", "show_coalescing",
 ]

@@ -400,7 +400,7 @@ class Capacity(_Row):
     device: str
     total_bytes: int | None  # what the driver exposes to CUDA
     free_bytes: int | None  # after this process's CUDA context
-    datasheet_bytes: float | None
+    datasheet_bytes: float | None  # the catalogue's physical capacity (specs.GPUSpec.memory_bytes)
     note: str
 
     @property
@@ -411,7 +411,7 @@ class Capacity(_Row):
 
 
 def measure_capacity(device: Any = None) -> Capacity:
-    """What the driver reports: total and free device memory (bytes), beside the datasheet capacity.
+    """What the driver reports: total and free device memory (bytes), beside the physical capacity.
 
     On the CPU (or a GPU outside the catalogue) the GPU fields are None. Chapter: *HBM and the memory
     hierarchy*, "40 GB versus 80 GB" (what "95% DRAM utilisation" could and could not mean).

@@ -257,32 +257,58 @@ def show_coalescing(info: Any, *, measure: bool | None = None) -> list[Any]:
     return pts
 
 
+#: The GPUs of the capacity table.
+CAPACITY_GPUS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB")
+
+
+def capacity_rows(gpus: Sequence[str] = CAPACITY_GPUS) -> list[dict[str, Any]]:
+    """Memory of each GPU three ways, then what the book budgets: physical capacity (GiB: NVIDIA's "80GB" is
+    80 GiB), NVML's total (nvidia-smi, MiB), what CUDA exposes (GB, the published capture or the catalogue's
+    stated estimate), and :func:`ampere.memory.usable_bytes` (CUDA's total minus the runtime reserve).
+    Chapter: *HBM*, "40 GB versus 80 GB"."""
+    from .. import views
+
+    if isinstance(gpus, str):
+        raise TypeError(f"gpus must be a sequence of GPU names, got the string {gpus!r}")
+    rows = []
+    for name in gpus:
+        s = specs.get(name)
+        fig = s.memory_figure("cuda_total")
+        smi = s.nvidia_smi_memory_bytes
+        rows.append({"GPU": s.name, "physical (GiB)": s.memory_bytes / GiB,
+                     "nvidia-smi total (MiB)": f"{smi // 2**20:,}" if smi else "",
+                     "CUDA total (GB)": f"{s.cuda_visible_bytes / GB:.2f}" + (" (estimate)" if s.cuda_memory_estimated
+                                                                            else ""),
+                     "CUDA / physical": s.cuda_visible_bytes / s.memory_bytes,
+                     f"usable with the {memory.RESERVE_FRACTION:.0%} reserve (GB)": memory.usable_bytes(s) / GB,
+                     "CUDA total from": (views.cite_label(fig.source) if fig is not None and fig.source
+                                         else "catalogue estimate")})
+    return rows
+
+
 def show_capacity(info: Any) -> Capacity | None:
-    """The capacity cell of "40 GB versus 80 GB": on a CUDA GPU, what the driver exposes beside the datasheet
-    (a measurement); elsewhere the A100 datasheet capacities in GB and GiB and what the book's runtime reserve
-    (:data:`ampere.memory.RESERVE_FRACTION`) leaves. Chapter: *HBM*, "40 GB versus 80 GB"."""
+    """The capacity cell of "40 GB versus 80 GB": on a CUDA GPU, what the driver exposes here beside the
+    catalogue's physical capacity and published CUDA total (a measurement); then, on every machine, the
+    table of :func:`capacity_rows`. Chapter: *HBM*, "40 GB versus 80 GB"."""
     from .. import tables
 
+    cap = None
     if getattr(info, "backend", "cpu") == "cuda":
         cap = measure_capacity()
+        spec = getattr(info, "spec", None)
+        published = spec.cuda_memory_bytes if spec is not None else None
         tables.show_md(tables.markdown_table([{
-            "GPU": cap.device, "driver total (GB)": cap.total_bytes / GB, "driver total (GiB)": cap.total_bytes / GiB,
-            "datasheet (GB)": cap.datasheet_bytes / GB if cap.datasheet_bytes else None,
-            "total / datasheet": cap.total_over_datasheet, "free after this context (GB)": cap.free_bytes / GB,
-            "source": "measured here"}], formats={"driver total (GB)": ".2f", "driver total (GiB)": ".2f",
-                                                  "datasheet (GB)": ".0f", "total / datasheet": ".3f",
+            "GPU": cap.device, "CUDA total here (GB)": cap.total_bytes / GB,
+            "published CUDA total (GB)": published / GB if published else None,
+            "physical (GiB)": cap.datasheet_bytes / GiB if cap.datasheet_bytes else None,
+            "CUDA / physical": cap.total_over_datasheet, "free after this context (GB)": cap.free_bytes / GB,
+            "source": "measured here"}], formats={"CUDA total here (GB)": ".2f", "published CUDA total (GB)": ".2f",
+                                                  "physical (GiB)": ".0f", "CUDA / physical": ".3f",
                                                   "free after this context (GB)": ".2f"}))
-        return cap
-    rows = []
-    for name in ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"):
-        s = specs.get(name)
-        rows.append({"GPU": name, "datasheet (GB)": s.memory_bytes / GB, "the same in GiB": s.memory_bytes / GiB,
-                     f"usable with a {memory.RESERVE_FRACTION:.0%} reserve (GB)":
-                         (s.memory_bytes - memory.runtime_reserve(s)) / GB})
-    tables.show_md(tables.markdown_table(rows, formats={
-        "datasheet (GB)": ".0f", "the same in GiB": ".1f",
-        f"usable with a {memory.RESERVE_FRACTION:.0%} reserve (GB)": ".1f"}))
-    return None
+    reserve = f"usable with the {memory.RESERVE_FRACTION:.0%} reserve (GB)"
+    tables.show_md(tables.markdown_table(capacity_rows(), formats={"physical (GiB)": ".0f", "CUDA / physical": ".3f",
+                                                                   reserve: ".2f"}))
+    return cap
 
 
 def zero_points() -> list[Any]:

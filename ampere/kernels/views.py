@@ -62,7 +62,8 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
              "bandwidth": smem},
             {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU",
              "bandwidth": (f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published by NVIDIA") + measured},
-            {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 1e9:.0f} GB",
+            {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 2**30:.0f} GiB ({s.cuda_visible_bytes / 1e9:.1f} GB "
+                                                        "exposed to CUDA)",
              "bandwidth": f"{s.hbm_bytes_per_s / 1e12:.2f} TB/s (datasheet)"},
         ]
     return rows

@@ -51,6 +51,11 @@ def test_views_run_on_the_cpu(monkeypatch):
     sweeps = hbm.show_l2_sweep(CPU())
     assert {s.gpu for s in sweeps} >= {"A100-SXM4-80GB", "H200-SXM-141GB"}
     assert hbm.show_capacity(CPU()) is None
+    rows = {r["GPU"]: r for r in hbm.capacity_rows()}
+    a100 = rows["A100-SXM4-80GB"]
+    assert a100["physical (GiB)"] == 80 and a100["nvidia-smi total (MiB)"] == "81,920"
+    assert a100["CUDA total (GB)"] == "85.10" and a100["usable with the 5% reserve (GB)"] == pytest.approx(80.845, abs=0.01)
+    assert 0.99 < a100["CUDA / physical"] < 0.995
     coal = hbm.show_coalescing(CPU())
     assert coal and all(p.kind == "published" and p.model is not None and p.real is not None for p in coal)
     text = "\n".join(shown)
@@ -99,5 +104,7 @@ def test_views_measure_on_a_fake_gpu(fake_cuda, monkeypatch):  # noqa: F811
     assert len(here) == len(hbm.STRIDED_COPY_STRIDES) - 1 + len(hbm.STRIDED_COPY_OFFSETS)  # all but the reference
     assert coal.index(here[-1]) < [i for i, p in enumerate(coal) if p.kind == "published"][0]
     cap = hbm.show_capacity(info)
-    assert cap.total_bytes == 80e9 and cap.total_over_datasheet == pytest.approx(1.0)
+    # the fake reports the catalogue's CUDA total: 85.10e9 of the 80 GiB (85.90e9 bytes) physical
+    assert cap.total_bytes == specs.get("A100-SXM4-80GB").cuda_visible_bytes == 85100068864
+    assert cap.total_over_datasheet == pytest.approx(85100068864 / 80 / 2**30)
     assert any("measured here" in t for t in shown)
