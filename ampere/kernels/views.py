@@ -28,17 +28,21 @@ PAPER_A100 = "A100-SXM4-40GB"
 
 
 def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
-                   l2_read: Mapping[str, tuple[float, str]] | None = None) -> list[dict[str, Any]]:
+                   l2_read: Mapping[str, tuple[float, str]] | None = None,
+                   l2_reported: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """Capacity and bandwidth of each level a kernel sees, from :mod:`ampere.specs` (rows for ``ab.show_table``).
     Shared memory: the bandwidth derived from the banks (:func:`shared_memory_bandwidth`) beside the published
     estimate where there is one. ``l2_read`` maps a GPU to (bytes/s, source text) of a measured L2 read
     bandwidth: the chapter passes ``hbm.published_l2_plateau``'s, the one rule both chapters use.
+    ``l2_reported`` maps a GPU to the L2 size CUDA reports on a real card, shown where it differs from the
+    catalogue's (the chapter passes ``hbm.devicequery_check``'s).
     Chapter: *Programming the A100's SM*, "The hierarchy from a kernel's point of view"."""
     from .. import views
 
     if isinstance(gpus, str):
         raise TypeError(f"gpus must be a sequence of GPU names, got the string {gpus!r}")
     l2_read = dict(l2_read or {})
+    l2_reported = dict(l2_reported or {})
     rows = []
     for g in gpus:
         s = specs.get(g)
@@ -60,7 +64,10 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
              "capacity": f"{s.l1_shared_bytes_per_sm // 1024} KiB per SM, up to {s.max_shared_bytes_per_sm // 1024}"
                          f" KiB shared ({lim.max_shared_bytes_per_block // 1024} KiB per block)",
              "bandwidth": smem},
-            {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU",
+            {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU" if
+             l2_reported.get(s.name, s.l2_bytes) == s.l2_bytes else
+             f"{check.positive_int('l2_reported', l2_reported[s.name]) / 2**20:.0f} MiB per GPU as CUDA reports it "
+             f"({s.l2_bytes / 2**20:.0f} MiB in the catalogue)",
              "bandwidth": (f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published by NVIDIA") + measured},
             {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 2**30:.0f} GiB ({s.cuda_visible_bytes / 1e9:.1f} GB "
                                                         "exposed to CUDA)",

@@ -34,6 +34,10 @@ def test_hierarchy_rows_read_specs():
     assert with_l2[2]["bandwidth"].endswith("; 5.4 TB/s measured (Ernst et al.)")
     with pytest.raises(TypeError):
         kernels.hierarchy_rows(A100)
+    h200 = kernels.hierarchy_rows(("H200-SXM-141GB",), l2_reported={"H200-SXM-141GB": 60 * 2**20})[2]
+    assert h200["capacity"] == "60 MiB per GPU as CUDA reports it (50 MiB in the catalogue)"
+    same = kernels.hierarchy_rows((A100,), l2_reported={A100: 40 * 2**20})[2]
+    assert same["capacity"] == "40 MiB per GPU"
 
 
 def test_attention_points_compare_like_with_like():
