@@ -189,62 +189,68 @@ def plot_bank_conflicts(axes: Sequence[Any], rows: int = 32, row_words: int = 32
         ax.set_xlabel("word in the row (4 B)", fontsize=8)
         ax.set_ylabel("row = thread of the warp", fontsize=8)
         ax.tick_params(labelsize=8)
-    lengths = list(range(1, 65))
+    lengths = list(range(4, 68, 4))
     ax = axes[2]
-    ax.step(lengths, column_conflicts(lengths), where="mid", color="#333333", label="row-major")
-    ax.step(lengths, column_conflicts(lengths, "padded"), where="mid", color="#1f77b4", ls="--",
+    ax.plot(lengths, column_conflicts(lengths), "o-", color="#333333", ms=4, label="row-major")
+    ax.plot(lengths, column_conflicts(lengths, "padded"), "s--", color="#1f77b4", ms=4,
             label="one word of padding per row")
     xor_lengths = [w for w in lengths if w % 32 == 0]
-    ax.plot(xor_lengths, column_conflicts(xor_lengths, "xor"), "o", color="#d62728", label="XOR swizzle")
+    ax.plot(xor_lengths, column_conflicts(xor_lengths, "xor"), "D", color="#d62728", ms=7, mfc="none",
+            label="XOR swizzle (rows of 32 k words)")
     ax.set_yscale("log", base=2)
+    ax.set_ylim(0.7, 300)  # room above the points for the legend
+    ax.set_xticks([8, 16, 24, 32, 40, 48, 56, 64])
     ax.set_xlabel("row length (4-byte words)", fontsize=8)
-    ax.set_ylabel("requests per column read (conflict degree)", fontsize=8)
-    ax.legend(fontsize=8)
+    ax.set_ylabel("requests per column read", fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
     ax.tick_params(labelsize=8)
     plots.provenance_note(ax, "model: 32 banks of 4 B (CUDA Programming Guide)")
 
 
 def plot_launch_order(axes: Sequence[Any], grid: int = 9, group_m: int = 3, first: int = 9,
-                      window: int = 108, gpu_sms_note: str = "A100: 108 SMs") -> None:
+                      window: int = 108) -> None:
     """Three panels: the first ``first`` programs of a ``grid`` x ``grid`` tiled matmul in row-major and in
-    grouped order, with the blocks of A and B they need; and the modelled HBM traffic of A and B (a multiple
-    of reading each once) against the width of the matrix, for row-major and GROUP_M = 8, when ``window``
-    programs run together. Chapter: *Programming the A100's SM*, "Launch order and L2 reuse"."""
+    grouped order, with the blocks of A (red, left of the grid) and B (blue, above) they need; and the
+    modelled HBM traffic of A and B (a multiple of reading each once) against the width of the matrix, for
+    row-major and GROUP_M = 8, when ``window`` programs run together (one per SM of an A100 by default).
+    Chapter: *Programming the A100's SM*, "Launch order and L2 reuse"."""
     import numpy as np
 
     from .. import plots
 
     if len(axes) != 3:
         raise ValueError(f"plot_launch_order needs 3 axes, got {len(axes)}")
-    for ax, g, label in ((axes[0], 1, "row-major"), (axes[1], group_m, f"grouped, GROUP_M = {group_m}")):
+    for ax, g, label in ((axes[0], 1, "row-major"), (axes[1], group_m, f"GROUP_M = {group_m}")):
         order = program_order(grid, grid, g)
         img = np.full((grid, grid), np.nan)
         for p, (r, c) in enumerate(order[:first]):
             img[r, c] = p
-        rows = {r for r, _ in order[:first]}
-        cols = {c for _, c in order[:first]}
         ax.imshow(img, cmap="viridis", vmin=0, vmax=first - 1)
-        for r in rows:
-            ax.plot([-0.5, -0.5], [r - 0.5, r + 0.5], color="#d62728", lw=5, solid_capstyle="butt")
-        for c in cols:
-            ax.plot([c - 0.5, c + 0.5], [-0.5, -0.5], color="#1f77b4", lw=5, solid_capstyle="butt")
-        ax.set_xlim(-0.9, grid - 0.5)
-        ax.set_ylim(grid - 0.5, -0.9)
+        for i in range(grid + 1):  # the tiles of C
+            ax.plot([-0.5, grid - 0.5], [i - 0.5, i - 0.5], color="#cccccc", lw=0.6)
+            ax.plot([i - 0.5, i - 0.5], [-0.5, grid - 0.5], color="#cccccc", lw=0.6)
+        for r in {r for r, _ in order[:first]}:
+            ax.plot([-0.7, -0.7], [r - 0.45, r + 0.45], color="#d62728", lw=4, solid_capstyle="butt")
+        for c in {c for _, c in order[:first]}:
+            ax.plot([c - 0.45, c + 0.45], [-0.7, -0.7], color="#1f77b4", lw=4, solid_capstyle="butt")
+        ax.set_xlim(-1.0, grid - 0.5)
+        ax.set_ylim(grid - 0.5, -1.0)
         ax.set_xticks([])
         ax.set_yticks([])
-        n = blocks_loaded(grid, grid, grid, first, g)
-        ax.set_title(f"{label}: {n} blocks loaded", fontsize=9)
-        ax.set_xlabel(f"tiles of C; first {first} programs coloured; red: rows of A, blue: columns of B", fontsize=8)
+        ax.set_title(f"{label}: {blocks_loaded(grid, grid, grid, first, g)} blocks", fontsize=9)
     ax = axes[2]
     widths = [2048, 4096, 8192, 12288, 16384, 24576, 32768]
     for g, style in ((1, "o-"), (8, "s--")):
         ratios = [(t := launch_traffic(4096, n, 4096, group_m=g, window=window)).hbm_bytes / t.compulsory_bytes
                   for n in widths]
-        ax.plot(widths, ratios, style, label="row-major" if g == 1 else "GROUP_M = 8")
+        ax.plot(widths, ratios, style, ms=4, label="row-major" if g == 1 else "GROUP_M = 8")
     ax.axvline(window * 128, color="k", lw=0.8, ls=":")
     ax.set_xscale("log", base=2)
-    ax.set_xticks(widths, [str(w) for w in widths], fontsize=7)
-    ax.set_xlabel(f"N (M = K = 4096, 128 x 128 tiles; dotted: {window} tiles per row)", fontsize=8)
-    ax.set_ylabel("HBM bytes of A and B / reading each once", fontsize=8)
+    ax.set_xticks([2048, 8192, 32768], ["2048", "8192", "32768"])
+    ax.minorticks_off()
+    ax.set_xlabel("N (M = K = 4096, tiles of 128)", fontsize=8)
+    ax.set_ylabel("HBM bytes / minimum", fontsize=8)
+    ax.tick_params(labelsize=8)
     ax.legend(fontsize=8)
-    plots.provenance_note(ax, f"model: {window} programs in flight ({gpu_sms_note}), L2 keeps their panels")
+    plots.provenance_note(ax, f"model: {window} programs in flight")
+

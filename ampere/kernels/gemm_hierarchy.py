@@ -191,33 +191,33 @@ def gemm_tiling(m: int, n: int, k: int, *, precision: str = "bf16", threadblock:
 
 
 def tiling_rows(t: GemmTiling) -> list[dict[str, Any]]:
-    """The chapter's table of one tiling: level, tile, how many, where its operands live, what it asks of the
-    memory below. Chapter: *Programming the A100's SM*, "From threadblock to mma"."""
+    """The chapter's table of one tiling: level, tile (M x N x K), how many, where its operands live, and what it
+    asks of the memory below at the dense peak (FLOPs per byte and the bandwidth that takes).
+    Chapter: *Programming the A100's SM*, "From threadblock to mma"."""
     if not isinstance(t, GemmTiling):
         raise TypeError(f"t must be a GemmTiling (from gemm_tiling), got {type(t).__name__}")
     s = specs.get(t.gpu)
     gm, gn = t.grid
     lim = sm_limits(t.gpu)
     ld = t.ldmatrix_x4_per_warp_per_iteration
+    x = "\u00d7"
     return [
-        {"level": "GEMM", "tile (M x N x K)": f"{t.m} x {t.n} x {t.k}",
+        {"level": "GEMM", "tile": x.join(map(str, (t.m, t.n, t.k))),
          "how many": f"{2 * t.m * t.n * t.k / 1e12:.2f} TFLOP", "operands in": "HBM",
          "asks of the level below": f"{t.precision}, {t.dtype_bytes:g} B per element"},
-        {"level": "threadblock (CTA)", "tile (M x N x K)": " x ".join(map(str, t.threadblock)),
-         "how many": f"{gm} x {gn} = {t.ctas} CTAs, {t.k_iterations} K-iterations each; {t.ctas_per_sm} per SM, "
-                     f"{t.waves:.2f} waves on {s.sm_count} SMs",
-         "operands in": f"shared memory: {t.stages} stages x {t.shared_bytes // t.stages // 1024} KiB = "
-                        f"{t.shared_bytes // 1024} KiB of {lim.max_shared_bytes_per_block // 1024} KiB per block",
-         "asks of the level below": f"{t.cta_intensity:.0f} FLOP per global byte: "
-                                    f"{t.l2_demand_bytes_per_s() / 1e12:.1f} TB/s from L2 at the dense peak"},
-        {"level": "warp", "tile (M x N x K)": " x ".join(map(str, t.warp)),
-         "how many": f"{t.warps_per_cta} warps per CTA",
+        {"level": "threadblock", "tile": x.join(map(str, t.threadblock)),
+         "how many": f"{gm} {x} {gn} = {t.ctas}, {t.k_iterations} K-steps each; {t.ctas_per_sm} per SM: "
+                     f"{t.waves:.2f} waves",
+         "operands in": f"shared memory, {t.stages} stages: {t.shared_bytes // 1024} of "
+                        f"{lim.max_shared_bytes_per_block // 1024} KiB",
+         "asks of the level below": f"{t.cta_intensity:.0f} FLOP/B: {t.l2_demand_bytes_per_s() / 1e12:.1f} TB/s of L2"},
+        {"level": "warp", "tile": x.join(map(str, t.warp)), "how many": f"{t.warps_per_cta} per threadblock",
          "operands in": f"registers: {t.accumulators_per_thread} accumulators per thread"
-                        + (f"; {ld} ldmatrix.x4 per warp per K-iteration" if ld else ""),
-         "asks of the level below": f"{t.warp_intensity:.0f} FLOP per shared byte: {100 * t.shared_demand():.0f} % "
-                                    f"of the shared-memory bandwidth at the dense peak"},
-        {"level": "instruction (mma.sync)", "tile (M x N x K)": " x ".join(map(str, t.instruction)),
-         "how many": f"{t.mma_per_warp_per_iteration} per warp per K-iteration, {t.mma_total:,} in all",
-         "operands in": "registers (the fragments of A, B and C)",
-         "asks of the level below": f"{t.flops_per_mma:,} FLOP per instruction"},
+                        + (f"; {ld} ldmatrix.x4 per K-step" if ld else ""),
+         "asks of the level below": f"{t.warp_intensity:.0f} FLOP/B: {100 * t.shared_demand():.0f} % of shared "
+                                    "memory"},
+        {"level": "mma.sync", "tile": x.join(map(str, t.instruction)),
+         "how many": f"{t.mma_per_warp_per_iteration} per warp per K-step; {t.mma_total:,} in all",
+         "operands in": "registers (fragments of A, B, C)",
+         "asks of the level below": f"{t.flops_per_mma:,} FLOP each"},
     ]

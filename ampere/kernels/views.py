@@ -216,7 +216,7 @@ def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, 
         return
     times, traffic = attention_points()
     views.show(times, title="Attention of GPT-2 medium, forward + backward: model and published",
-               model_label="roofline model", digits=1)
+               model_label="roofline model", digits=1, log=False)
     tables.show_md("HBM traffic of the same work:\n\n"
                    + views.table(traffic, model_label="model", real_label="published", digits=1))
 

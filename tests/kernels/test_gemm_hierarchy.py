@@ -33,7 +33,8 @@ def test_tiling_of_a_4096_cube():
     assert t.warp_intensity == 32.0
     assert 0.4 < t.shared_demand() < 0.6  # half the shared-memory bandwidth at the dense peak
     rows = kernels.tiling_rows(t)
-    assert [r["level"] for r in rows] == ["GEMM", "threadblock (CTA)", "warp", "instruction (mma.sync)"]
+    assert [r["level"] for r in rows] == ["GEMM", "threadblock", "warp", "mma.sync"]
+    assert rows[1]["tile"] == "128\u00d7256\u00d764" and "4.74 waves" in rows[1]["how many"]
     assert "ldmatrix.x4" in rows[2]["operands in"]
 
 
