@@ -115,7 +115,7 @@ class MemoryFigure:
 @functools.lru_cache(maxsize=1)
 def _memory_figures() -> Mapping[tuple[str, str], MemoryFigure]:
     """The memory table as {(gpu, quantity): MemoryFigure}, read once from ``ampere/data/tables``."""
-    from . import results
+    from .. import results
 
     out: dict[tuple[str, str], MemoryFigure] = {}
     for row in results.table(_MEMORY_TABLE)["rows"]:
@@ -291,7 +291,7 @@ class GPUSpec:
 
         ``bytes_per_s`` defaults to the datasheet DRAM bandwidth; pass ``l2_bytes_per_s`` for the L2 roof.
         """
-        from . import check
+        from .. import check
 
         bandwidth = self.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s)
         return self.peak_flops(precision) / bandwidth
