@@ -78,3 +78,24 @@ def compare_gpus(a: str | specs.GPUSpec = "A100-SXM4-80GB", b: str | specs.GPUSp
     return {"compute": sa.peak_flops(precision) / sb.peak_flops(precision),
             "bandwidth": sa.hbm_bytes_per_s / sb.hbm_bytes_per_s,
             "capacity": sa.memory_bytes / sb.memory_bytes, "l2": sa.l2_bytes / sb.l2_bytes}
+
+
+def devicequery_check() -> list[dict[str, Any]]:
+    """The catalogue against what CUDA's deviceQuery printed on real cards (``devicequery-memory`` table):
+    bus width, per-pin rate (twice the memory clock: HBM moves data on both edges), the bandwidth they give,
+    and the L2 size, each beside the catalogue's. An outside check: none of these captures was used to build
+    the catalogue. Chapter: *HBM and the memory hierarchy*, "Where the bandwidth comes from".
+    """
+    from .. import results
+
+    rows = []
+    for r in results.table("devicequery-memory")["rows"]:
+        s = specs.get(r["gpu"])
+        rate = 2 * r["memory_clock_mhz"] * 1e6
+        derived = r["bus_bits"] * rate / 8
+        rows.append({"gpu": s.name, "bus_bits": r["bus_bits"], "catalogue_bus_bits": s.memory_bus_bits,
+                     "data_rate_bps": rate, "catalogue_data_rate_bps": s.memory_data_rate_bps,
+                     "derived_bytes_per_s": derived, "datasheet_bytes_per_s": s.hbm_bytes_per_s,
+                     "ratio": derived / s.hbm_bytes_per_s, "l2_bytes": r["l2_bytes"],
+                     "catalogue_l2_bytes": s.l2_bytes, "source": r["source"], "where": r["where"]})
+    return rows

@@ -1,5 +1,6 @@
 """``python -m ampere bench hbm`` (:func:`bench_main`, registered in ``ampere.cli.BENCHES``): the bandwidth
-kernels, the L2 sweep and the capacity report, recorded as one result, with a one-screen summary.
+kernels, the L2 sweep, the strided and offset copies and the capacity report, recorded as one result, with a
+one-screen summary.
 
 Chapter: *HBM and the memory hierarchy* (book/hbm.ipynb). torch is imported only by the measuring functions
 it calls (:mod:`ampere.hbm.measure`).
@@ -12,12 +13,13 @@ from typing import Any, Sequence
 from .acceptance import check_acceptance
 from .common import GiB, KiB, MiB
 from .l2_model import find_knee, sweep_footprints
-from .measure import KERNELS, L2_SWEEP_CHUNK_BYTES, Capacity, measure_bandwidth, measure_capacity, measure_l2_sweep
+from .measure import (KERNELS, L2_SWEEP_CHUNK_BYTES, Capacity, measure_bandwidth, measure_capacity, measure_l2_sweep,
+                      measure_strided_copy)
 from .records import bandwidth_rows, sweep_rows
 
 
 def _summary(bw: list[dict[str, Any]], sweep: list[dict[str, Any]], capacity: Capacity | None,
-             device_label: str, spec_name: str | None = None) -> str:
+             device_label: str, spec_name: str | None = None, strided: list[dict[str, Any]] | None = None) -> str:
     lines = [f"HBM benchmark on {device_label}"]
     for row in bandwidth_rows(bw):
         pct = f"{row.pct_of_datasheet:.1f}% of datasheet" if row.pct_of_datasheet is not None else "no datasheet"
@@ -34,6 +36,10 @@ def _summary(bw: list[dict[str, Any]], sweep: list[dict[str, Any]], capacity: Ca
                              f"reported L2 ({l2 / MiB:.0f} MiB); within 25%: {k.within}")
             else:
                 lines.append("  no visible L2 knee")
+    for r in strided or []:
+        p, d = r["params"], r["derived"]
+        lines.append(f"  strided copy, stride {p['stride']:2d}, offset {p['offset_bytes']:2d} B: "
+                     f"{d['ratio_to_aligned']:.2f} x the aligned copy (sector model {d['model_efficiency']:.2f})")
     for c in check_acceptance(bw + sweep, spec_name):
         if c.applies:
             lines.append(f"  acceptance: {c.check}: {'PASS' if c.passed else 'FAIL'} ({c.detail})")
@@ -60,6 +66,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sweep-points", type=int, default=None, help="footprints of the L2 sweep (default 24, quick 12)")
     p.add_argument("--no-sweep", action="store_true", help="skip the L2 working-set sweep")
     p.add_argument("--no-bandwidth", action="store_true", help="skip the bandwidth kernels")
+    p.add_argument("--no-coalescing", action="store_true", help="skip the strided and offset copies")
     args = p.parse_args(list(argv or []))
     kernels = [k for k in args.kernels.split(",") if k]
     unknown = [k for k in kernels if k not in KERNELS]
@@ -93,8 +100,10 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         sweep = measure_l2_sweep(dev, quick=args.quick, footprints=footprints,
                                  **({} if gpu else {"total_bytes": 16 * MiB, "min_samples": 5, "min_time_s": 0.01,
                                                     "max_time_s": 0.3}))
+    strided = [] if args.no_coalescing else measure_strided_copy(
+        dev, quick=args.quick, **({} if gpu else {"min_samples": 3, "min_time_s": 0.005, "max_time_s": 0.2}))
     capacity = measure_capacity(dev)
-    records = bw + sweep + [{"params": {"experiment": "capacity"}, "derived": capacity.to_dict()}]
+    records = bw + sweep + strided + [{"params": {"experiment": "capacity"}, "derived": capacity.to_dict()}]
     if sweep:
         f, y, l2 = sweep_rows(sweep)
         if l2 and len(f) >= 3:
@@ -104,6 +113,6 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     result = results.make_result(
         "hbm", info,
         parameters={"quick": args.quick, "kernels": kernels, "array_bytes": array_bytes,
-                    "sweep": not args.no_sweep, "bytes_convention": "reads + writes (STREAM); copy N/t also given"},
+                    "sweep": not args.no_sweep, "coalescing": not args.no_coalescing, "bytes_convention": "reads + writes (STREAM); copy N/t also given"},
         records=records, notes=notes)
-    return benchcli.finish_bench(result, args, _summary(bw, sweep, capacity, info.label(), info.spec_name))
+    return benchcli.finish_bench(result, args, _summary(bw, sweep, capacity, info.label(), info.spec_name, strided))

@@ -8,7 +8,7 @@ Pure: no torch, no matplotlib (NumPy inside :func:`find_knee`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .. import check, specs
 from .common import KiB, MiB, _Row
@@ -78,6 +78,56 @@ def l2_sweep_model(footprints: Sequence[float], gpu: str | specs.GPUSpec = "A100
     return out, notes
 
 
+#: The footprints whose median is the L2 plateau, as fractions of the L2 size: past the smallest
+#: footprints, where blocks on one SM find data the previous block left in L1 (gpu-benches' README on the
+#: H100), and within half the L2, one partition of the A100's and H100's split L2, where data read from both
+#: sides can be held in both halves (the same README; nvidia2020ampere for the partitions).
+L2_PLATEAU_WINDOW: tuple[float, float] = (1 / 8, 1 / 2)
+#: Footprints at or beyond this multiple of the L2 size form the DRAM plateau.
+DRAM_PLATEAU_FROM = 2.0
+
+
+def _sweep_arrays(footprints: Sequence[float], bytes_per_s: Sequence[float]) -> tuple[Any, Any]:
+    """Footprints and bandwidths as sorted float arrays, checked (1-D, same length >= 3, finite, > 0)."""
+    import numpy as np
+
+    try:
+        f = np.asarray(footprints, dtype=float)
+        y = np.asarray(bytes_per_s, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("footprints and bytes_per_s must be sequences of numbers") from None
+    if f.ndim != 1 or f.shape != y.shape or f.size < 3:
+        raise ValueError(f"footprints and bytes_per_s must be 1-D sequences of the same length (>= 3); got "
+                         f"shapes {f.shape} and {y.shape}")
+    if np.any(~np.isfinite(f)) or np.any(f <= 0) or np.any(~np.isfinite(y)) or np.any(y <= 0):
+        raise ValueError("footprints and bytes_per_s must be finite and positive")
+    order = np.argsort(f)
+    return f[order], y[order]
+
+
+def l2_plateau(footprints: Sequence[float], bytes_per_s: Sequence[float], l2_bytes: float) -> float:
+    """The L2 read bandwidth a working-set sweep shows (bytes/s): the median over the footprints inside
+    :data:`L2_PLATEAU_WINDOW`, from L2/8 to L2/2.
+
+    The book's one definition of a measured L2 bandwidth: the HBM chapter's sweep table and the kernels
+    chapter's hierarchy table both use it. The smallest footprints are left out because a thread block can
+    find the chunk the previous block of its SM read still in its L1 (gpu-benches' README, on the H100: the
+    published H200 sweep starts at 13.5 TB/s and settles near 10 TB/s); footprints above half the L2 are
+    left out because the A100's and H100's L2 is two partitions, and data held in both stops fitting one.
+    With no footprint in the window, those up to L2/2 are used, else the three smallest.
+    Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
+    import numpy as np
+
+    f, y = _sweep_arrays(footprints, bytes_per_s)
+    l2 = check.positive("l2_bytes", l2_bytes)
+    lo, hi = L2_PLATEAU_WINDOW
+    inside = (f >= lo * l2) & (f <= hi * l2)
+    if not np.any(inside):
+        inside = f <= hi * l2
+    return float(np.median(y[inside] if np.any(inside) else y[:3]))
+
+
 @dataclass(frozen=True)
 class Knee(_Row):
     """Where a working-set curve falls from its L2 plateau to its DRAM plateau. See :func:`find_knee`."""
@@ -96,36 +146,24 @@ def find_knee(footprints: Sequence[float], bytes_per_s: Sequence[float], l2_byte
               tolerance: float = 0.25) -> Knee:
     """Where a working-set curve falls from its L2 plateau to its DRAM plateau.
 
-    The L2 plateau is the median bandwidth of footprints <= L2/4, the DRAM plateau that of footprints
-    >= 2 x L2; the knee is the footprint where the curve first crosses their mean (interpolated in log
-    footprint). ``visible`` needs the L2 plateau to be at least 1.3x the DRAM plateau; ``within`` says
+    The L2 plateau is :func:`l2_plateau` (the median over L2/8 .. L2/2), the DRAM plateau the median of the
+    footprints >= 2 x L2; the knee is the footprint where the curve first crosses their mean (interpolated
+    in log footprint). ``visible`` needs the L2 plateau to be at least 1.3x the DRAM plateau; ``within`` says
     whether the knee lies within ``tolerance`` of ``l2_bytes``. Chapter: *HBM and the memory hierarchy*.
     """
     import numpy as np
 
-    try:
-        f = np.asarray(footprints, dtype=float)
-        y = np.asarray(bytes_per_s, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("footprints and bytes_per_s must be sequences of numbers") from None
-    if f.ndim != 1 or f.shape != y.shape or f.size < 3:
-        raise ValueError(f"footprints and bytes_per_s must be 1-D sequences of the same length (>= 3); got "
-                         f"shapes {f.shape} and {y.shape}")
-    if np.any(~np.isfinite(f)) or np.any(f <= 0) or np.any(~np.isfinite(y)) or np.any(y <= 0):
-        raise ValueError("footprints and bytes_per_s must be finite and positive")
+    f, y = _sweep_arrays(footprints, bytes_per_s)
     l2 = check.positive("l2_bytes", l2_bytes)
     tol = check.positive("tolerance", tolerance)
-    order = np.argsort(f)
-    f, y = f[order], y[order]
-    low = y[f <= l2 / 4] if np.any(f <= l2 / 4) else y[:3]
-    high = y[f >= 2 * l2] if np.any(f >= 2 * l2) else y[-2:]
-    l2_plateau, dram_plateau = float(np.median(low)), float(np.median(high))
-    if l2_plateau < 1.3 * dram_plateau:
-        return Knee(l2_plateau, dram_plateau, None, None, False, False, l2, tol)
-    mid = 0.5 * (l2_plateau + dram_plateau)
+    high = y[f >= DRAM_PLATEAU_FROM * l2] if np.any(f >= DRAM_PLATEAU_FROM * l2) else y[-2:]
+    top, dram = l2_plateau(f, y, l2), float(np.median(high))
+    if top < 1.3 * dram:
+        return Knee(top, dram, None, None, False, False, l2, tol)
+    mid = 0.5 * (top + dram)
     for i in range(1, f.size):
         if y[i] < mid <= y[i - 1]:
             t = (y[i - 1] - mid) / (y[i - 1] - y[i])
             knee = float(np.exp(np.log(f[i - 1]) + t * (np.log(f[i]) - np.log(f[i - 1]))))
-            return Knee(l2_plateau, dram_plateau, knee, knee / l2, True, abs(knee / l2 - 1) <= tol, l2, tol)
-    return Knee(l2_plateau, dram_plateau, None, None, False, False, l2, tol)
+            return Knee(top, dram, knee, knee / l2, True, abs(knee / l2 - 1) <= tol, l2, tol)
+    return Knee(top, dram, None, None, False, False, l2, tol)

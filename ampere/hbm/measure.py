@@ -1,6 +1,7 @@
 """Measurements (torch imported inside the functions): STREAM-like kernels with explicitly counted bytes
-(:func:`measure_bandwidth`), the L2 working-set sweep (:func:`measure_l2_sweep`) and the capacity the driver
-reports (:func:`measure_capacity`).
+(:func:`measure_bandwidth`), the L2 working-set sweep (:func:`measure_l2_sweep`), the strided and offset copies
+of the coalescing section (:func:`measure_strided_copy`) and the capacity the driver reports
+(:func:`measure_capacity`).
 
 Chapter: *HBM and the memory hierarchy* (book/hbm.ipynb), "Measured bandwidth", "The L2 working-set sweep"
 and "40 GB versus 80 GB". Every measuring function also runs on ``device="cpu"`` with tiny sizes, so the
@@ -316,6 +317,82 @@ def measure_l2_sweep(device: Any = None, *, quick: bool = True, footprints: Sequ
     return records
 
 
+#: Strides (in elements) and offsets (in bytes) of the chapter's strided-copy measurement.
+STRIDED_COPY_STRIDES: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+STRIDED_COPY_OFFSETS: tuple[int, ...] = (4, 16, 32)
+
+
+def measure_strided_copy(device: Any = None, *, quick: bool = True, strides: Sequence[int] = STRIDED_COPY_STRIDES,
+                         offsets_bytes: Sequence[int] = STRIDED_COPY_OFFSETS, elements: int | None = None,
+                         warmup_s: float | None = None, min_samples: int = 10, min_time_s: float = 0.1,
+                         max_time_s: float = 2.0) -> list[dict[str, Any]]:
+    """The CUDA Best Practices Guide's ``strideCopy`` and ``offsetCopy`` in PyTorch: copy ``elements``
+    float32 values from x to y, element i at ``offset + i * stride`` in both, with one
+    ``y.as_strided(...).copy_(x.as_strided(...))`` (PyTorch's element-wise copy: consecutive threads take
+    consecutive elements, as in the guide's kernels). The L2 is flushed before every timed call.
+
+    Every stride runs at offset 0, every offset at stride 1. The useful bytes are 2 x 4 x ``elements`` (a
+    read and a write); each record carries the useful bytes/s, its ratio to the aligned unit-stride copy
+    and the model's (:func:`ampere.hbm.warp_request`: sectors per warp and over the stream). ``elements``
+    defaults to 2**24 on a GPU (2**23 in quick mode), 2**14 on the CPU; the arrays hold elements x the
+    largest stride (4 GiB at 2**24 and stride 32: retried at half the size if the GPU runs out of memory).
+    Chapter: *HBM and the memory hierarchy*, "Coalescing: 32-byte sectors".
+    """
+    from .. import timing
+    from .coalescing import warp_request
+
+    dev = _torch_device(device)
+    check.boolean("quick", quick)
+    for name, seq in (("strides", strides), ("offsets_bytes", offsets_bytes)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
+            raise TypeError(f"{name} must be a sequence of integers, got {seq!r}")
+    patterns = [(check.positive_int("stride", v, maximum=1024), 0) for v in strides]
+    patterns += [(1, check.nonneg_int("offset_bytes", v, maximum=4096)) for v in offsets_bytes]
+    for _, off in patterns:
+        if off % 4:
+            raise ValueError(f"offset_bytes={off} must be a multiple of 4 (float32 elements)")
+    if (1, 0) not in patterns:
+        patterns.insert(0, (1, 0))  # the aligned unit-stride copy every ratio refers to
+    if elements is None:
+        elements = (1 << 23 if quick else 1 << 24) if dev.type == "cuda" else 1 << 14
+    n0 = check.positive_int("elements", elements, maximum=1 << 28)
+    span = max(s for s, _ in patterns) + 1
+    spec = _datasheet(dev)
+    l2 = _device_l2_bytes(dev, fallback=None)
+
+    def run(nbytes: int) -> tuple[list[tuple[int, int, Any]], int]:
+        n = max(1, nbytes // (4 * span))
+        x, y = _allocate(dev, n * span + 1024, 2, seed=2)
+        out = []
+        for stride, off in patterns:
+            src = x.as_strided((n,), (stride,), off // 4)
+            dst = y.as_strided((n,), (stride,), off // 4)
+            m = timing.benchmark(lambda src=src, dst=dst: dst.copy_(src), label=f"strided copy {stride}/{off}",
+                                 device=dev, warmup_s=warmup_s, min_samples=min_samples, min_time_s=min_time_s,
+                                 max_time_s=max_time_s, flush_l2=dev.type == "cuda", l2_bytes=l2,
+                                 params={"stride": stride, "offset_bytes": off, "elements": n})
+            out.append((stride, off, m))
+        del x, y
+        return out, n
+
+    (runs, n), _, notes = _retrying_oom(run, n0 * 4 * span, min(16 * MiB, n0 * 4 * span), dev, "strided arrays")
+    _free_cuda(dev)
+    base = next(m for s, o, m in runs if (s, o) == (1, 0))
+    records = []
+    for stride, off, m in runs:
+        req = warp_request(stride, off, 4)
+        useful = m.rate(2 * 4 * n)
+        records.append({"params": {"experiment": "strided_copy", "stride": stride, "offset_bytes": off,
+                                   "elements": n, "dtype": "float32", "l2_flushed": m.l2_flushed},
+                        "measurement": m.to_dict(),
+                        "derived": {"useful_bytes_per_s": useful, "ratio_to_aligned": base.median_s / m.median_s,
+                                    "model_sectors_per_warp": req.sectors, "model_efficiency": req.efficiency,
+                                    "model_stream_efficiency": req.stream_efficiency,
+                                    "pct_of_datasheet": 100 * useful / spec.hbm_bytes_per_s if spec else None},
+                        "notes": notes + list(m.warnings)})
+    return records
+
+
 @dataclass(frozen=True)
 class Capacity(_Row):
     """What the driver reports beside the datasheet. See :func:`measure_capacity`."""
@@ -323,7 +400,7 @@ class Capacity(_Row):
     device: str
     total_bytes: int | None  # what the driver exposes to CUDA
     free_bytes: int | None  # after this process's CUDA context
-    datasheet_bytes: float | None
+    datasheet_bytes: float | None  # the catalogue's physical capacity (specs.GPUSpec.memory_bytes)
     note: str
 
     @property
@@ -334,7 +411,7 @@ class Capacity(_Row):
 
 
 def measure_capacity(device: Any = None) -> Capacity:
-    """What the driver reports: total and free device memory (bytes), beside the datasheet capacity.
+    """What the driver reports: total and free device memory (bytes), beside the physical capacity.
 
     On the CPU (or a GPU outside the catalogue) the GPU fields are None. Chapter: *HBM and the memory
     hierarchy*, "40 GB versus 80 GB" (what "95% DRAM utilisation" could and could not mean).

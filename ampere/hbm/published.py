@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .common import KiB
-from .l2_model import Knee, find_knee
+from .l2_model import Knee, find_knee, l2_plateau
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,10 @@ class L2Sweep:
     def knee(self, tolerance: float = 0.25) -> Knee:
         return find_knee(self.footprints, self.bytes_per_s, self.l2_bytes, tolerance)
 
+    def plateau(self) -> float:
+        """The L2 read bandwidth the sweep shows, bytes/s (:func:`~ampere.hbm.l2_plateau`)."""
+        return l2_plateau(self.footprints, self.bytes_per_s, self.l2_bytes)
+
 
 def _sweep_from_record(rec: Any) -> L2Sweep:
     from .. import views
@@ -105,3 +109,14 @@ def published_l2_sweep(gpu: str) -> L2Sweep:
         have = sorted({s.gpu for s in published_l2_sweeps()})
         raise ValueError(f"gpu={gpu!r} has no published L2 sweep; available: {', '.join(have)}")
     return found[0]
+
+
+def published_l2_plateau(gpu: str) -> tuple[float, L2Sweep] | None:
+    """(bytes/s, sweep): the L2 read bandwidth of the published sweep of ``gpu`` by the book's one rule
+    (:func:`~ampere.hbm.l2_plateau`), or None when no sweep of ``gpu`` is published. The kernels chapter's
+    hierarchy table shows this figure too. Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
+    """
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu must be a GPU name, got {gpu!r} ({type(gpu).__name__})")
+    found = published_l2_sweeps(gpu)
+    return (found[0].plateau(), found[0]) if found else None

@@ -99,7 +99,7 @@ class DecodeBound:
     memory_time_s: float  # bytes_per_step / bandwidth
     compute_time_s: float  # FLOPs of the step / dense peak of compute_precision
     tokens_per_s: float  # batch / max(memory, compute time): tokens of all sequences together
-    fits: bool  # weights + KV cache within the GPU's capacity (no reserve)
+    fits: bool  # weights + KV cache within what the GPUs can use (memory.usable_bytes: CUDA total - reserve)
 
     @property
     def bound(self) -> str:
@@ -120,8 +120,9 @@ def decode_bound(model: str | TransformerShape, gpu: str | specs.GPUSpec = "A100
     sequences of ``context`` tokens (:mod:`ampere.memory`) and FLOPs = batch x (2 x params + 4 x layers x
     context x hidden). Quantized weights are assumed dequantized to ``compute_precision`` for the math
     (the usual decoding kernels). ``bytes_per_s`` defaults to the datasheet DRAM bandwidth: the bound is
-    unreachable, real kernels reach a fraction of it. ``gpus`` > 1 is ideal tensor parallelism: bandwidth,
-    peak and capacity add up and communication is free (a looser bound still).
+    unreachable, real kernels reach a fraction of it. ``fits`` applies the book's one capacity rule
+    (:func:`ampere.memory.usable_bytes`: what CUDA exposes minus the runtime reserve). ``gpus`` > 1 is ideal
+    tensor parallelism: bandwidth, peak and capacity add up and communication is free (a looser bound still).
     Chapter: *HBM and the memory hierarchy*, "LLM decoding".
     """
     m = _shape(model)
@@ -136,7 +137,7 @@ def decode_bound(model: str | TransformerShape, gpu: str | specs.GPUSpec = "A100
     t_mem = (wb + kv) / bw
     t_comp = flops / (n * s.peak_flops(check.one_of("compute_precision", compute_precision, s.precisions())))
     return DecodeBound(m.label, s.name, weights, b, ctx, wb, kv, wb + kv, t_mem, t_comp,
-                       b / max(t_mem, t_comp), wb + kv <= n * s.memory_bytes)
+                       b / max(t_mem, t_comp), wb + kv <= n * memory.usable_bytes(s))
 
 
 def decode_table(models: Iterable[str] = ("7B", "13B", "30B", "70B"), gpus: Iterable[str] = DECODE_GPUS,

@@ -14,7 +14,8 @@ from typing import Any, Mapping, Sequence
 from .. import check, memory, specs
 from .common import GB, GiB, MiB, _catalogue
 from .l2_model import _l2_bandwidth, l2_sweep_model
-from .measure import Capacity, measure_bandwidth, measure_capacity, measure_l2_sweep
+from .coalescing import warp_request
+from .measure import Capacity, measure_bandwidth, measure_capacity, measure_l2_sweep, measure_strided_copy
 from .published import _STREAM_FIGURES, L2Sweep, published_l2_sweeps, published_stream, zero_figure1
 from .records import bandwidth_rows, sweep_rows
 
@@ -171,32 +172,143 @@ def show_l2_sweep(info: Any, *, measure: bool | None = None) -> list[L2Sweep]:
     return sweeps
 
 
+_FRACTION = "fraction of the aligned copy"
+
+
+def _pattern(stride: int, offset: int) -> str:
+    return f"stride {stride}" if offset == 0 else f"offset {offset} B"
+
+
+def coalescing_points(info: Any = None, measured: Sequence[Mapping[str, Any]] | None = None) -> list[Any]:
+    """The coalescing section's rows: the useful bandwidth of each strided or offset copy as a fraction of the
+    aligned unit-stride copy, beside the sector model's efficiency of one warp's request
+    (:func:`~ampere.hbm.warp_request`): measured here (records of :func:`measure_strided_copy`), recorded on
+    real GPUs, and the Best Practices Guide's V100 offset copy. Chapter: *HBM*, "Coalescing: 32-byte sectors".
+    """
+    from .. import results, views
+
+    pts = []
+    gpu = getattr(info, "spec_name", None) or (info.label() if info is not None else "this GPU")
+    for r in measured or []:
+        p, d = r["params"], r["derived"]
+        if p.get("experiment") != "strided_copy" or (p["stride"], p["offset_bytes"]) == (1, 0):
+            continue
+        pts.append(views.Point(_pattern(p["stride"], p["offset_bytes"]), gpu, d["model_efficiency"],
+                               d["ratio_to_aligned"], _FRACTION, kind="measured", source="measured here"))
+    for rec in results.records(benchmark="hbm", kind="measured"):
+        p = rec.params
+        if p.get("experiment") != "strided_copy" or "ratio_to_aligned" not in rec.figures:
+            continue
+        if (p.get("stride"), p.get("offset_bytes")) == (1, 0):
+            continue
+        model = warp_request(int(p["stride"]), int(p["offset_bytes"]), 4).efficiency
+        pts.append(views.point(rec, "ratio_to_aligned", _pattern(int(p["stride"]), int(p["offset_bytes"])),
+                               model, _FRACTION))
+    for rec in results.records(benchmark="coalescing", kind="published"):
+        if "misaligned_over_aligned_ratio" in rec.figures:
+            pts.append(views.point(rec, "misaligned_over_aligned_ratio", "offset copy, offset not a multiple of 32 B",
+                                   warp_request(1, 4, 4).efficiency, _FRACTION))
+    return pts
+
+
+def show_coalescing(info: Any, *, measure: bool | None = None) -> list[Any]:
+    """The "Coalescing" section in one call: measure the strided and offset copies when ``info`` is a CUDA GPU
+    (or ``measure`` says so), then draw the sector model (one warp's request, and the same sectors counted
+    once over a long stream) with every real point there is, and tabulate them with their sources.
+    Returns the points shown. Chapter: *HBM*, "Coalescing: 32-byte sectors"."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots, tables, views
+
+    run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
+    pts = coalescing_points(info, measure_strided_copy(quick=True) if run else None)
+    fig, (left, right) = plots.figure("wide", 1, 2)
+    strides = [1, 2, 4, 8, 16, 32]
+    left.plot(strides, [warp_request(s).efficiency for s in strides], "D-", mfc="white", color="#555555",
+              label="model: bytes used / sectors x 32 B")
+    offsets = list(range(0, 68, 4))
+    right.plot(offsets, [warp_request(1, o).efficiency for o in offsets], "D-", mfc="white", color="#555555",
+               label="model: one warp's request")
+    right.plot(offsets, [warp_request(1, o).stream_efficiency for o in offsets], ":", color="#555555",
+               label="model: sectors counted once over the stream")
+    seen = set()
+    for p in pts:
+        ax = left if p.what.startswith("stride") else right
+        x = int(p.what.split()[1]) if p.what.split()[1].isdigit() else 4
+        lab = None if p.kind in seen else {"measured": "measured here", "recorded": "recorded on a real GPU",
+                                           "published": "published"}[p.kind]
+        seen.add(p.kind)
+        ax.plot([x], [p.real], views._MARKERS[p.kind][0], color=plots.gpu_color(p.gpu), ms=7, ls="none",
+                label=lab if ax is right or p.kind != "published" else None)
+    left.set_xscale("log", base=2)
+    left.set_xticks(strides, [str(s) for s in strides])
+    left.set_xlabel("stride between consecutive threads (4-byte elements)")
+    right.set_xlabel("offset of the first element (bytes)")
+    for ax in (left, right):
+        ax.set_ylabel("useful bytes / bytes moved", fontsize=8)
+        ax.set_ylim(0, 1.08)
+        ax.legend(fontsize=8, loc="lower left" if ax is left else "lower right")
+    left.set_title("Strided access (offset 0)", fontsize=9)
+    right.set_title("Contiguous access, shifted (stride 1)", fontsize=9)
+    fig.tight_layout()
+    plt.show()
+    if pts:
+        tables.show_md(views.table(pts, model_label="model (one request)", real_label="real", digits=2))
+    return pts
+
+
+#: The GPUs of the capacity table.
+CAPACITY_GPUS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB")
+
+
+def capacity_rows(gpus: Sequence[str] = CAPACITY_GPUS) -> list[dict[str, Any]]:
+    """Memory of each GPU three ways, then what the book budgets: physical capacity (GiB: NVIDIA's "80GB" is
+    80 GiB), NVML's total (nvidia-smi, MiB), what CUDA exposes (GB, the published capture or the catalogue's
+    stated estimate), and :func:`ampere.memory.usable_bytes` (CUDA's total minus the runtime reserve).
+    Chapter: *HBM*, "40 GB versus 80 GB"."""
+    from .. import views
+
+    if isinstance(gpus, str):
+        raise TypeError(f"gpus must be a sequence of GPU names, got the string {gpus!r}")
+    rows = []
+    for name in gpus:
+        s = specs.get(name)
+        fig = s.memory_figure("cuda_total")
+        smi = s.nvidia_smi_memory_bytes
+        rows.append({"GPU": s.name, "physical (GiB)": s.memory_bytes / GiB,
+                     "nvidia-smi total (MiB)": f"{smi // 2**20:,}" if smi else "",
+                     "CUDA total (GB)": f"{s.cuda_visible_bytes / GB:.2f}" + (" (estimate)" if s.cuda_memory_estimated
+                                                                            else ""),
+                     "CUDA / physical": s.cuda_visible_bytes / s.memory_bytes,
+                     f"usable with the {memory.RESERVE_FRACTION:.0%} reserve (GB)": memory.usable_bytes(s) / GB,
+                     "CUDA total from": (views.cite_label(fig.source) if fig is not None and fig.source
+                                         else "catalogue estimate")})
+    return rows
+
+
 def show_capacity(info: Any) -> Capacity | None:
-    """The capacity cell of "40 GB versus 80 GB": on a CUDA GPU, what the driver exposes beside the datasheet
-    (a measurement); elsewhere the A100 datasheet capacities in GB and GiB and what the book's runtime reserve
-    (:data:`ampere.memory.RESERVE_FRACTION`) leaves. Chapter: *HBM*, "40 GB versus 80 GB"."""
+    """The capacity cell of "40 GB versus 80 GB": on a CUDA GPU, what the driver exposes here beside the
+    catalogue's physical capacity and published CUDA total (a measurement); then, on every machine, the
+    table of :func:`capacity_rows`. Chapter: *HBM*, "40 GB versus 80 GB"."""
     from .. import tables
 
+    cap = None
     if getattr(info, "backend", "cpu") == "cuda":
         cap = measure_capacity()
+        spec = getattr(info, "spec", None)
+        published = spec.cuda_memory_bytes if spec is not None else None
         tables.show_md(tables.markdown_table([{
-            "GPU": cap.device, "driver total (GB)": cap.total_bytes / GB, "driver total (GiB)": cap.total_bytes / GiB,
-            "datasheet (GB)": cap.datasheet_bytes / GB if cap.datasheet_bytes else None,
-            "total / datasheet": cap.total_over_datasheet, "free after this context (GB)": cap.free_bytes / GB,
-            "source": "measured here"}], formats={"driver total (GB)": ".2f", "driver total (GiB)": ".2f",
-                                                  "datasheet (GB)": ".0f", "total / datasheet": ".3f",
+            "GPU": cap.device, "CUDA total here (GB)": cap.total_bytes / GB,
+            "published CUDA total (GB)": published / GB if published else None,
+            "physical (GiB)": cap.datasheet_bytes / GiB if cap.datasheet_bytes else None,
+            "CUDA / physical": cap.total_over_datasheet, "free after this context (GB)": cap.free_bytes / GB,
+            "source": "measured here"}], formats={"CUDA total here (GB)": ".2f", "published CUDA total (GB)": ".2f",
+                                                  "physical (GiB)": ".0f", "CUDA / physical": ".3f",
                                                   "free after this context (GB)": ".2f"}))
-        return cap
-    rows = []
-    for name in ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"):
-        s = specs.get(name)
-        rows.append({"GPU": name, "datasheet (GB)": s.memory_bytes / GB, "the same in GiB": s.memory_bytes / GiB,
-                     f"usable with a {memory.RESERVE_FRACTION:.0%} reserve (GB)":
-                         (s.memory_bytes - memory.runtime_reserve(s)) / GB})
-    tables.show_md(tables.markdown_table(rows, formats={
-        "datasheet (GB)": ".0f", "the same in GiB": ".1f",
-        f"usable with a {memory.RESERVE_FRACTION:.0%} reserve (GB)": ".1f"}))
-    return None
+    reserve = f"usable with the {memory.RESERVE_FRACTION:.0%} reserve (GB)"
+    tables.show_md(tables.markdown_table(capacity_rows(), formats={"physical (GiB)": ".0f", "CUDA / physical": ".3f",
+                                                                   reserve: ".2f"}))
+    return cap
 
 
 def zero_points() -> list[Any]:

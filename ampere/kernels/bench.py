@@ -79,12 +79,13 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     if gpu:
         n = 2048 if args.quick else 4096
         mm_shape = (n, n, n)
-        configs = [(128, 128, 64, 8, s) for s in (1, 2, 3, 4)] + [(64, 64, 32, 4, 2), (128, 256, 64, 8, 3)]
+        configs = ([(128, 128, 64, 8, s, 8) for s in (1, 2, 3, 4)] + [(128, 128, 64, 8, 3, 1)]
+                   + [(64, 64, 32, 4, 2, 8), (128, 256, 64, 8, 3, 8)])  # (BM, BN, BK, warps, stages, GROUP_M)
         att_shape = (4, 16, 2048 if args.quick else 4096, 64)
         t_args: dict[str, Any] = {"warmup_s": 0.3 if args.quick else 1.0, "max_time_s": 1.0 if args.quick else 3.0}
     else:
         mm_shape = (40, 48, 36)
-        configs = [(16, 16, 16, 4, 1), (32, 32, 16, 4, 2)]
+        configs = [(16, 16, 16, 4, 1, 1), (32, 32, 16, 4, 2, 2)]
         att_shape = (1, 2, 40, 16)
         t_args = {"warmup_s": 0.0, "min_samples": 2, "min_time_s": 0.0, "max_time_s": 0.2, "calls_per_sample": 1}
     m, k_, n_ = mm_shape
@@ -109,26 +110,27 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     base = record("matmul-torch", {"m": m, "n": n_, "k": k_, "dtype": str(dtype)}, cublas, flops)
     best = None
     skipped: list[str] = []
-    for bm, bn, bk, nw, st in configs:
+    for bm, bn, bk, nw, st, gm in configs:
         tile = tile_cost(bm, bn, bk, stages=st, num_warps=nw, dtype_bytes=a.element_size())
         if gpu and info.spec is not None and not tile.fits(info.spec):
             skipped.append(f"{bm}x{bn}x{bk}, {st} stages: {tile.shared_bytes // 1024} KiB of shared memory does "
                            f"not fit one block of {info.spec.name}")
             continue
         try:
-            out = matmul(a, b, block_m=bm, block_n=bn, block_k=bk, num_warps=nw, num_stages=st)
+            out = matmul(a, b, block_m=bm, block_n=bn, block_k=bk, group_m=gm, num_warps=nw, num_stages=st)
         except Exception as exc:  # e.g. triton's OutOfResources on a GPU with less shared memory
             skipped.append(f"{bm}x{bn}x{bk}, {st} stages: {type(exc).__name__}: {exc}"[:200])
             continue
         err = float((out.float() - ref).abs().max() / ref.abs().max())
-        meas = timing.benchmark(lambda: matmul(a, b, block_m=bm, block_n=bn, block_k=bk, num_warps=nw,
+        meas = timing.benchmark(lambda: matmul(a, b, block_m=bm, block_n=bn, block_k=bk, group_m=gm, num_warps=nw,
                                                num_stages=st), device=dev, label="triton matmul", **t_args)
         res: dict[str, Any] = {}
         if gpu:
             try:  # the compiled kernel's registers and shared memory, beside the occupancy calculator
                 compiled = ks["matmul"].warmup(a, b, torch.empty(m, n_, device=dev, dtype=dtype), m, n_, k_,
                                                a.stride(0), a.stride(1), b.stride(0), b.stride(1), n_, 1,
-                                               BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=nw, num_stages=st,
+                                               BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=nw,
+                                               num_stages=st,
                                                grid=(1,))
                 res = _compiled_resources(compiled)
             except Exception as exc:  # an API difference between Triton versions must not lose the timing
@@ -141,7 +143,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
                 except ValueError as exc:
                     res["occupancy_note"] = str(exc)
         rec = record("matmul-triton", {"m": m, "n": n_, "k": k_, "block_m": bm, "block_n": bn, "block_k": bk,
-                                       "num_warps": nw, "num_stages": st, "dtype": str(dtype)}, meas, flops,
+                                       "group_m": gm, "num_warps": nw, "num_stages": st, "dtype": str(dtype)},
+                     meas, flops,
                      max_rel_error=err, vs_torch_ratio=cublas.median_s / meas.median_s, **res)
         if best is None or rec["tflops"] > best["tflops"]:
             best = rec

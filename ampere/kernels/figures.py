@@ -13,7 +13,9 @@ from typing import Any, Sequence
 from .. import specs
 from .attention import attention_hbm_bytes
 from .l2_residency import l2_persistence
+from .launch_order import blocks_loaded, launch_traffic, program_order
 from .occupancy import occupancy, sm_limits
+from .shared_memory import bank_map, column_conflicts
 from .tiling import bytes_in_flight, pipeline_time, tile_cost
 
 #: The GPUs the chapter draws side by side.
@@ -139,23 +141,116 @@ def plot_l2_persistence(ax: Any, gpu: str = "A100-SXM4-80GB", working_sets_mib: 
     plots.provenance_note(ax, f"model of {gpu}: {streaming_mib:g} MiB streamed per pass, {passes} passes, LRU")
 
 
-def plot_attention_traffic(ax: Any, head_dims: Sequence[int] = (64, 128),
-                           gpus: Sequence[str] = CHAPTER_GPUS) -> None:
-    """HBM bytes of one head's attention forward against N: standard, and FlashAttention with each GPU's
-    shared memory per SM as M. Chapter: *Programming the A100's SM*, "FlashAttention as an IO-aware algorithm"."""
+def plot_attention_traffic(ax: Any, head_dim: int = 64, gpus: Sequence[str] = CHAPTER_GPUS,
+                           block_m: int = 128) -> None:
+    """Bytes one head's attention forward moves against N: standard attention; FlashAttention-1 (Algorithm
+    1, key/value blocks outer) with each GPU's shared memory per SM as M; the chapter's Triton kernel
+    (FlashAttention-2 order, ``block_m`` queries per program) counting every load, and counting K and V once
+    when the L2 serves their re-reads. Chapter: *Programming the A100's SM*, "FlashAttention as an IO-aware
+    algorithm"."""
     from .. import plots
 
     ns = [512, 1024, 2048, 4096, 8192, 16384]
-    for d, ls in zip(head_dims, ("-", "--")):
-        ax.plot(ns, [attention_hbm_bytes(n, d, 1.0, "standard") / 2**20 for n in ns], ls, color="#333333",
-                marker="o", label=f"standard, d={d}")
-        for g in gpus:
-            m = specs.get(g).max_shared_bytes_per_sm
-            ax.plot(ns, [attention_hbm_bytes(n, d, m, "flash") / 2**20 for n in ns], ls, color=plots.gpu_color(g),
-                    marker="s", label=f"flash, d={d}, M={m // 1024} KiB ({g.split('-')[0]})")
+    d = head_dim
+    ax.plot(ns, [attention_hbm_bytes(n, d, None, "standard") / 2**20 for n in ns], "-", color="#333333",
+            marker="o", label="standard (S and P in HBM)")
+    for g in gpus:
+        m = specs.get(g).max_shared_bytes_per_sm
+        ax.plot(ns, [attention_hbm_bytes(n, d, m, "flash1") / 2**20 for n in ns], "--", color=plots.gpu_color(g),
+                marker="s", label=f"FlashAttention-1, M = {m // 1024} KiB ({g.split('-')[0]})")
+    ax.plot(ns, [attention_hbm_bytes(n, d, None, "flash2", block_m=block_m) / 2**20 for n in ns], "-.",
+            color="#8c564b", marker="^", label=f"Triton kernel (FA-2 order, {block_m} queries): every load")
+    ax.plot(ns, [attention_hbm_bytes(n, d, None, "flash2", block_m=block_m, l2_reuse=True) / 2**20 for n in ns],
+            ":", color="#8c564b", marker="v", label="Triton kernel, K and V re-reads from L2: HBM")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("sequence length N")
-    ax.set_ylabel("HBM traffic per head (MiB, bf16)")
+    ax.set_ylabel(f"bytes per head (MiB, bf16, d = {d})")
     ax.legend(fontsize=8, loc="upper left")
-    plots.provenance_note(ax, "model: the FlashAttention paper's counts of Algorithms 0 and 1")
+    plots.provenance_note(ax, "model: the FlashAttention papers' algorithms, loads and stores counted")
+
+
+def plot_bank_conflicts(axes: Sequence[Any], rows: int = 32, row_words: int = 32) -> None:
+    """Three panels: the bank of every word of a ``rows`` x ``row_words`` float tile stored row-major and with
+    the XOR swizzle (column 0, which one warp reads, outlined), and the conflict degree of that column read
+    against the row length. Chapter: *Programming the A100's SM*, "Shared-memory banks and swizzling"."""
+    from .. import plots
+
+    if len(axes) != 3:
+        raise ValueError(f"plot_bank_conflicts needs 3 axes, got {len(axes)}")
+    for ax, layout in zip(axes[:2], ("row-major", "xor")):
+        banks = bank_map(rows, 4 * row_words, layout=layout)
+        ax.imshow(banks, cmap="twilight", vmin=0, vmax=31, interpolation="nearest", aspect="equal")
+        for r in range(rows):  # the words thread r reads when the warp reads logical column 0
+            col = [c for c in range(row_words) if (c if layout == "row-major" else c ^ (r % 32)) == 0][0]
+            ax.plot([col - 0.5, col + 0.5, col + 0.5, col - 0.5, col - 0.5],
+                     [r - 0.5, r - 0.5, r + 0.5, r + 0.5, r - 0.5], color="k", lw=1.0)
+        ax.set_title(f"{layout}: logical column 0 outlined", fontsize=9)
+        ax.set_xlabel("word in the row (4 B)", fontsize=8)
+        ax.set_ylabel("row = thread of the warp", fontsize=8)
+        ax.tick_params(labelsize=8)
+    lengths = list(range(4, 68, 4))
+    ax = axes[2]
+    ax.plot(lengths, column_conflicts(lengths), "o-", color="#333333", ms=4, label="row-major")
+    ax.plot(lengths, column_conflicts(lengths, "padded"), "s--", color="#1f77b4", ms=4,
+            label="one word of padding per row")
+    xor_lengths = [w for w in lengths if w % 32 == 0]
+    ax.plot(xor_lengths, column_conflicts(xor_lengths, "xor"), "D", color="#d62728", ms=7, mfc="none",
+            label="XOR swizzle (rows of 32 k words)")
+    ax.set_yscale("log", base=2)
+    ax.set_ylim(0.7, 300)  # room above the points for the legend
+    ax.set_xticks([8, 16, 24, 32, 40, 48, 56, 64])
+    ax.set_xlabel("row length (4-byte words)", fontsize=8)
+    ax.set_ylabel("requests per column read", fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.tick_params(labelsize=8)
+    plots.provenance_note(ax, "model: 32 banks of 4 B (CUDA Programming Guide)")
+
+
+def plot_launch_order(axes: Sequence[Any], grid: int = 9, group_m: int = 3, first: int = 9,
+                      window: int = 108) -> None:
+    """Three panels: the first ``first`` programs of a ``grid`` x ``grid`` tiled matmul in row-major and in
+    grouped order, with the blocks of A (red, left of the grid) and B (blue, above) they need; and the
+    modelled HBM traffic of A and B (a multiple of reading each once) against the width of the matrix, for
+    row-major and GROUP_M = 8, when ``window`` programs run together (one per SM of an A100 by default).
+    Chapter: *Programming the A100's SM*, "Launch order and L2 reuse"."""
+    import numpy as np
+
+    from .. import plots
+
+    if len(axes) != 3:
+        raise ValueError(f"plot_launch_order needs 3 axes, got {len(axes)}")
+    for ax, g, label in ((axes[0], 1, "row-major"), (axes[1], group_m, f"GROUP_M = {group_m}")):
+        order = program_order(grid, grid, g)
+        img = np.full((grid, grid), np.nan)
+        for p, (r, c) in enumerate(order[:first]):
+            img[r, c] = p
+        ax.imshow(img, cmap="viridis", vmin=0, vmax=first - 1)
+        for i in range(grid + 1):  # the tiles of C
+            ax.plot([-0.5, grid - 0.5], [i - 0.5, i - 0.5], color="#cccccc", lw=0.6)
+            ax.plot([i - 0.5, i - 0.5], [-0.5, grid - 0.5], color="#cccccc", lw=0.6)
+        for r in {r for r, _ in order[:first]}:
+            ax.plot([-0.7, -0.7], [r - 0.45, r + 0.45], color="#d62728", lw=4, solid_capstyle="butt")
+        for c in {c for _, c in order[:first]}:
+            ax.plot([c - 0.45, c + 0.45], [-0.7, -0.7], color="#1f77b4", lw=4, solid_capstyle="butt")
+        ax.set_xlim(-1.0, grid - 0.5)
+        ax.set_ylim(grid - 0.5, -1.0)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"{label}: {blocks_loaded(grid, grid, grid, first, g)} blocks", fontsize=9)
+    ax = axes[2]
+    widths = [2048, 4096, 8192, 12288, 16384, 24576, 32768]
+    for g, style in ((1, "o-"), (8, "s--")):
+        ratios = [(t := launch_traffic(4096, n, 4096, group_m=g, window=window)).hbm_bytes / t.compulsory_bytes
+                  for n in widths]
+        ax.plot(widths, ratios, style, ms=4, label="row-major" if g == 1 else "GROUP_M = 8")
+    ax.axvline(window * 128, color="k", lw=0.8, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([2048, 8192, 32768], ["2048", "8192", "32768"])
+    ax.minorticks_off()
+    ax.set_xlabel("N (M = K = 4096, tiles of 128)", fontsize=8)
+    ax.set_ylabel("HBM bytes / minimum", fontsize=8)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=8)
+    plots.provenance_note(ax, f"model: {window} programs in flight")
+

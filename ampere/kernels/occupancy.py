@@ -36,6 +36,8 @@ class SMLimits:
     register_alloc_unit_per_warp: int
     shared_alloc_unit_bytes: int
     sub_partitions: int
+    shared_banks: int                # sm-limits table (CUDA Programming Guide, "Shared Memory Access Patterns")
+    shared_bank_bytes: int
     source: str = ""
 
 
@@ -72,7 +74,8 @@ def sm_limits(gpu: str | specs.GPUSpec) -> SMLimits:
                    reserved_shared_bytes_per_block=int(r["reserved_shared_bytes_per_block"]),
                    register_alloc_unit_per_warp=int(r["register_alloc_unit_per_warp"]),
                    shared_alloc_unit_bytes=int(r["shared_alloc_unit_bytes"]),
-                   sub_partitions=int(r["sub_partitions"]), source=str(r.get("where", "")))
+                   sub_partitions=int(r["sub_partitions"]), shared_banks=int(r["shared_banks"]),
+                   shared_bank_bytes=int(r["shared_bank_bytes"]), source=str(r.get("where", "")))
     if lim.max_warps_per_sm * WARP_SIZE != lim.max_threads_per_sm:  # two sources, one fact: they must agree
         raise ValueError(f"{spec.name}: specs says {lim.max_threads_per_sm} threads per SM but the sm-limits "
                          f"table says {lim.max_warps_per_sm} warps for compute capability {cc}")

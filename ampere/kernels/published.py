@@ -1,6 +1,7 @@
-"""Published measurements the chapter reads from ``ampere/data`` (never typed here): the L2 read bandwidth
-of a published working-set sweep, the on-chip SRAM bandwidth estimate, and the FlashAttention paper's pair of
-standard and flash attention records (for the claims checked).
+"""Published figures the chapter reads from ``ampere/data`` (never typed here): the on-chip SRAM bandwidth
+estimate of the FlashAttention paper, its pair of standard and flash attention records, and Triton's tutorial
+figures for the grouped launch order. (The L2 read bandwidth of a published sweep is the HBM chapter's
+``hbm.published_l2_plateau``: one rule for both chapters.)
 
 Chapter: *Programming the A100's SM* (``book/kernels.ipynb``), "The hierarchy from a kernel's view",
 "FlashAttention in Triton" and "Claims checked". Pure: no torch, no triton, no matplotlib.
@@ -13,31 +14,18 @@ from typing import Any
 from .. import specs
 
 
-def published_l2_read(gpu: str | specs.GPUSpec) -> tuple[float, Any] | None:
-    """(bytes/s, record): the best read bandwidth of a published L2 sweep of ``gpu`` over footprints up to
-    half its L2, or None when none is published. Chapter: *Programming the A100's SM*, "The hierarchy"."""
+def published_sram_estimate(gpu: str | specs.GPUSpec) -> tuple[float, Any] | None:
+    """(bytes/s, record): the published estimate of the on-chip SRAM bandwidth of ``gpu``'s chip over all its
+    SMs (the FlashAttention paper's "around 19TB/s" for the A100), or None. A check of
+    :func:`~ampere.kernels.shared_memory_bandwidth`, never an input. Chapter: *Programming the A100's SM*,
+    "The hierarchy from a kernel's point of view"."""
     from .. import results
 
     spec = specs.get(gpu)
-    for rec in results.records(benchmark="l2-sweep", gpu=spec.name, kind="published"):
-        sizes, rates = rec.params.get("footprint_kib"), rec.figures.get("read_gb_per_s")
-        if not isinstance(sizes, (list, tuple)) or not isinstance(rates, (list, tuple)):
-            continue
-        inside = [bw for kib, bw in zip(sizes, rates) if kib * 1024 <= spec.l2_bytes / 2]
-        if inside:
-            return max(inside) * 1e9, rec
-    return None
-
-
-def _sram_estimate(spec: specs.GPUSpec) -> str:
-    """The published estimate of the on-chip SRAM bandwidth of ``spec``'s chip, or "not published"."""
-    from .. import results, views
-
     for rec in results.records(benchmark="memory-hierarchy", kind="published"):
         if "sram_bandwidth_tb_per_s" in rec.figures and spec.name.startswith(rec.gpu + "-"):
-            return (f"about {rec.figures['sram_bandwidth_tb_per_s']:g} TB/s over all SMs (an estimate quoted "
-                    f"by {views.cite_label(rec.source)})")
-    return "not published"
+            return rec.figures["sram_bandwidth_tb_per_s"] * 1e12, rec
+    return None
 
 
 def published_attention() -> list[Any]:
@@ -57,3 +45,11 @@ def published_flash_ratios() -> tuple[float, float] | None:
         return None
     std, fl = by["standard"].figures, by["flash"].figures
     return std["fwd_bwd_time_ms"] / fl["fwd_bwd_time_ms"], std["hbm_traffic_gb"] / fl["hbm_traffic_gb"]
+
+
+def published_grouping() -> list[Any]:
+    """The published figures of Triton's matmul tutorial on the grouped launch order (records of benchmark
+    ``matmul-grouping``). Chapter: *Programming the A100's SM*, "Launch order and L2 reuse"."""
+    from .. import results
+
+    return results.records(benchmark="matmul-grouping", kind="published")

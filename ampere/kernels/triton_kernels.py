@@ -57,11 +57,25 @@ def _kernels() -> dict[str, Any]:
                            "shows the models without it") from None
 
     @triton.jit
+    def grouped_tile(pid, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+        # program pid -> its tile (pid_m, pid_n): down GROUP_M rows of tiles, then the next column
+        # (Triton's matmul tutorial, "L2 Cache Optimizations"; GROUP_M = 1 is row-major order)
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = (pid // num_pid_in_group) * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        return pid_m, pid_n
+
+    # Triton's interpreter resolves the names of a device function (grouped_tile, and tl inside it) among its
+    # module's globals, not in this closure: publish both there once the kernels exist
+    globals().update(grouped_tile=grouped_tile, tl=tl)
+
+    @triton.jit
     def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-        # one program computes one BLOCK_M x BLOCK_N tile of C
-        pid_m = tl.program_id(0)
-        pid_n = tl.program_id(1)
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+        # one program computes one BLOCK_M x BLOCK_N tile of C; programs are launched in grouped order
+        pid_m, pid_n = grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
         rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         rk = tl.arange(0, BLOCK_K)
@@ -119,7 +133,7 @@ def _kernels() -> dict[str, Any]:
         tl.store(o_ptr + b * s_ob + h * s_oh + rm[:, None] * s_on + rd[None, :] * s_od,
                  out.to(o_ptr.dtype.element_ty), mask=(rm[:, None] < N) & (rd[None, :] < D))
 
-    _KERNELS.update(triton=triton, matmul=matmul_kernel, attention=attention_kernel,
+    _KERNELS.update(triton=triton, matmul=matmul_kernel, attention=attention_kernel, grouped_tile=grouped_tile,
                     interpret=os.environ.get("TRITON_INTERPRET") == "1")
     return _KERNELS
 
@@ -157,11 +171,13 @@ def _placed(ks: dict[str, Any], *tensors: Any) -> None:
                          "(or set TRITON_INTERPRET=1 before the first kernel call)")
 
 
-def matmul(a: Any, b: Any, *, block_m: int = 64, block_n: int = 64, block_k: int = 32, num_warps: int = 4,
-           num_stages: int = 2) -> Any:
+def matmul(a: Any, b: Any, *, block_m: int = 64, block_n: int = 64, block_k: int = 32, group_m: int = 8,
+           num_warps: int = 4, num_stages: int = 2) -> Any:
     """C = A B with the chapter's Triton tiled kernel: 2-D tensors of any sizes (ragged edges masked),
-    FP32 accumulation, result in A's dtype. ``num_stages`` is the software pipeline depth (ignored by the
-    interpreter). Chapter: *Programming the A100's SM*, "A Triton tiled matmul"."""
+    FP32 accumulation, result in A's dtype. Programs are launched in grouped order: ``group_m`` rows of tiles
+    before the next column (1: row-major; :func:`~ampere.kernels.program_tile` is the same mapping).
+    ``num_stages`` is the software pipeline depth (ignored by the interpreter).
+    Chapter: *Programming the A100's SM*, "A Triton tiled matmul" and "Launch order and L2 reuse"."""
     import torch
 
     ks = _kernels()
@@ -172,6 +188,7 @@ def matmul(a: Any, b: Any, *, block_m: int = 64, block_n: int = 64, block_k: int
     if a.dtype != b.dtype:
         raise ValueError(f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
     bm, bn, bk = _block("block_m", block_m), _block("block_n", block_n), _block("block_k", block_k)
+    gm = check.positive_int("group_m", group_m, maximum=1 << 16)
     nw = check.positive_int("num_warps", num_warps, maximum=32)
     if nw & (nw - 1):
         raise ValueError(f"num_warps must be a power of two, got {nw}")
@@ -180,9 +197,9 @@ def matmul(a: Any, b: Any, *, block_m: int = 64, block_n: int = 64, block_k: int
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty((m, n), device=a.device, dtype=a.dtype)
-    grid = (-(-m // bm), -(-n // bn))
+    grid = (-(-m // bm) * -(-n // bn),)  # one program per tile of C, in one dimension: the order is the kernel's
     ks["matmul"][grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                       c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=nw, num_stages=st)
+                       c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=nw, num_stages=st)
     return c
 
 

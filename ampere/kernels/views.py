@@ -11,40 +11,66 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-from .. import specs
-from .attention import attention_model_ms
+from .. import check, specs
+from .attention import attention_hbm_bytes, attention_model_ms
 from .bench import BENCHMARK
 from .figures import CHAPTER_GPUS
 from .occupancy import occupancy, sm_limits
-from .published import _sram_estimate, published_attention, published_l2_read
+from .published import published_attention, published_sram_estimate
+from .shared_memory import shared_memory_bandwidth
 from .triton_kernels import flash_attention, matmul, naive_attention, triton_available
 
+#: The catalogue GPU the FlashAttention paper's "A100" is modelled as: its Figure 1 quotes 40 GB of HBM at
+#: 1.5 TB/s, the A100 40GB's figures.
+PAPER_A100 = "A100-SXM4-40GB"
 
-def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB")) -> list[dict[str, Any]]:
-    """Capacity and bandwidth of each level a kernel sees, from :mod:`ampere.specs` (rows for
-    ``ab.show_table``). Chapter: *Programming the A100's SM*, "The hierarchy from a kernel's view"."""
+
+def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
+                   l2_read: Mapping[str, tuple[float, str]] | None = None,
+                   l2_reported: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """Capacity and bandwidth of each level a kernel sees, from :mod:`ampere.specs` (rows for ``ab.show_table``).
+    Shared memory: the bandwidth derived from the banks (:func:`shared_memory_bandwidth`) beside the published
+    estimate where there is one. ``l2_read`` maps a GPU to (bytes/s, source text) of a measured L2 read
+    bandwidth: the chapter passes ``hbm.published_l2_plateau``'s, the one rule both chapters use.
+    ``l2_reported`` maps a GPU to the L2 size CUDA reports on a real card, shown where it differs from the
+    catalogue's (the chapter passes ``hbm.devicequery_check``'s).
+    Chapter: *Programming the A100's SM*, "The hierarchy from a kernel's point of view"."""
     from .. import views
 
+    if isinstance(gpus, str):
+        raise TypeError(f"gpus must be a sequence of GPU names, got the string {gpus!r}")
+    l2_read = dict(l2_read or {})
+    l2_reported = dict(l2_reported or {})
     rows = []
     for g in gpus:
         s = specs.get(g)
         lim = sm_limits(g)
         l2bw = s.l2_bytes_per_s
-        pub = published_l2_read(s)
-        l2_measured = f"{pub[0] / 1e12:.1f} TB/s measured ({views.source_text(pub[1])})" if pub else ""
+        measured = ""
+        if s.name in l2_read:
+            bw, src = l2_read[s.name]
+            measured = f"; {check.positive('l2_read bytes/s', bw) / 1e12:.1f} TB/s measured ({src})"
+        smem = (f"{shared_memory_bandwidth(s) / 1e12:.1f} TB/s ({lim.shared_banks} banks x {lim.shared_bank_bytes} B x "
+                f"{s.sm_count} SMs x {s.boost_clock_hz / 1e9:.2f} GHz)")
+        est = published_sram_estimate(s)
+        if est:
+            smem += f"; estimated at {est[0] / 1e12:g} TB/s by {views.cite_label(est[1].source)}"
         rows += [
             {"GPU": s.name, "level": "registers", "capacity": f"{s.register_file_bytes_per_sm // 1024} KiB per SM "
              f"({lim.max_registers_per_thread} per thread at most)", "bandwidth": "operands of every instruction"},
             {"GPU": s.name, "level": "shared memory / L1",
              "capacity": f"{s.l1_shared_bytes_per_sm // 1024} KiB per SM, up to {s.max_shared_bytes_per_sm // 1024}"
                          f" KiB shared ({lim.max_shared_bytes_per_block // 1024} KiB per block)",
-             "bandwidth": _sram_estimate(s)},
-            {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU",
-             "bandwidth": (f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published by NVIDIA")
-             + (f"; {l2_measured}" if l2_measured else "")},
-            {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 1e9:.0f} GB",
+             "bandwidth": smem},
+            {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU" if
+             l2_reported.get(s.name, s.l2_bytes) == s.l2_bytes else
+             f"{check.positive_int('l2_reported', l2_reported[s.name]) / 2**20:.0f} MiB per GPU as CUDA reports it "
+             f"({s.l2_bytes / 2**20:.0f} MiB in the catalogue)",
+             "bandwidth": (f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published by NVIDIA") + measured},
+            {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 2**30:.0f} GiB ({s.cuda_visible_bytes / 1e9:.1f} GB "
+                                                        "exposed to CUDA)",
              "bandwidth": f"{s.hbm_bytes_per_s / 1e12:.2f} TB/s (datasheet)"},
         ]
     return rows
@@ -125,14 +151,39 @@ def show_matmul(info: Any) -> None:
     views.show(points, title="Triton tiled matmul and cuBLAS against the dense bf16 peak", model_label="dense peak")
 
 
-def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, head_dim: int = 64) -> None:
-    """Triton FlashAttention against naive attention and PyTorch's SDPA: measured here on a GPU, else the
-    recorded results, else the roofline model of both algorithms beside the published times of the
-    FlashAttention paper. Chapter: *Programming the A100's SM*,
-    "FlashAttention in Triton"."""
+def attention_points() -> tuple[list[Any], list[Any]]:
+    """The FlashAttention paper's published forward + backward pair (GPT-2 medium's attention on an A100),
+    each beside the model of the same work: (time points in ms, HBM traffic points in GB). The model runs
+    the paper's configuration on the A100 40GB (:data:`PAPER_A100`): Algorithms 0 and 3 for standard
+    attention, 1 and 4 for FlashAttention with the GPU's largest shared memory per SM as M.
+    Chapter: *Programming the A100's SM*, "FlashAttention in Triton"."""
     from .. import views
 
+    spec = specs.get(PAPER_A100)
+    times, traffic = [], []
+    for rec in published_attention():
+        p = rec.params
+        algo = "standard" if p["algorithm"] == "standard" else "flash1"
+        name = "standard" if algo == "standard" else "FlashAttention"
+        passes = "forward+backward" if "backward" in str(p.get("passes", "")) else "forward"
+        what = f"{name}, {p['model']}, N={p['seq']}, {'fwd+bwd' if passes != 'forward' else 'fwd'}"
+        ms = attention_model_ms(spec, p["batch"], p["heads"], p["seq"], p["head_dim"], algo, passes=passes)
+        gb = p["batch"] * p["heads"] * attention_hbm_bytes(p["seq"], p["head_dim"], spec.max_shared_bytes_per_sm,
+                                                            algo, passes=passes) / 1e9
+        times.append(views.point(rec, "fwd_bwd_time_ms", what, ms, "ms"))
+        traffic.append(views.point(rec, "hbm_traffic_gb", what, gb, "GB"))
+    return times, traffic
+
+
+def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, head_dim: int = 64) -> None:
+    """Triton FlashAttention against naive attention and PyTorch's SDPA, each beside the roofline model of the
+    same forward pass: measured here on a GPU, else the recorded results, else the FlashAttention paper's
+    published forward + backward times and HBM traffic beside the model of that same work
+    (:func:`attention_points`). Chapter: *Programming the A100's SM*, "FlashAttention in Triton"."""
+    from .. import tables, views
+
     points: list[Any] = []
+    algos = {"naive": "standard", "flash": "flash2", "sdpa": "flash2"}  # SDPA on sm80: a FlashAttention-2 kernel
     if getattr(info, "backend", "cpu") == "cuda" and triton_available() and info.spec is not None:
         import torch
         import torch.nn.functional as F
@@ -142,33 +193,32 @@ def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, 
         g = torch.Generator().manual_seed(0)
         dt = torch.bfloat16 if info.bf16_tensor else torch.float16
         q, k, v = (torch.randn(batch, heads, seq, head_dim, generator=g).to("cuda", dt) for _ in range(3))
-        for what, algo, fn in (("naive (S and P in HBM)", "standard", lambda: naive_attention(q, k, v)),
+        for what, algo, fn in (("naive (S and P in HBM)", "naive", lambda: naive_attention(q, k, v)),
                                ("Triton FlashAttention", "flash",
                                 lambda: flash_attention(q, k, v, block_m=128, block_n=64, num_warps=8)),
-                               ("PyTorch SDPA", "flash", lambda: F.scaled_dot_product_attention(q, k, v))):
+                               ("PyTorch SDPA", "sdpa", lambda: F.scaled_dot_product_attention(q, k, v))):
             meas = timing.benchmark(fn, device="cuda", warmup_s=0.3, max_time_s=1.5)
-            points.append(views.Point(f"{what}, N={seq}", info.spec.name,
-                                      model=attention_model_ms(info.spec, batch, heads, seq, head_dim, algo),
+            points.append(views.Point(f"{what}, fwd, N={seq}", info.spec.name,
+                                      model=attention_model_ms(info.spec, batch, heads, seq, head_dim, algos[algo]),
                                       real=meas.median_s * 1e3, unit="ms", kind="measured", source="measured here"))
     else:
-        names = {"attention-naive": ("naive", "standard"), "attention-triton-flash": ("Triton flash", "flash"),
-                 "attention-sdpa": ("SDPA", "flash")}
+        names = {"attention-naive": ("naive", "naive"), "attention-triton-flash": ("Triton flash", "flash"),
+                 "attention-sdpa": ("SDPA", "sdpa")}
         for kind, (what, algo) in names.items():
             for rec in _recorded(kind):
                 p = rec.params
-                model = (attention_model_ms(rec.gpu, p["batch"], p["heads"], p["seq"], p["head_dim"], algo)
+                model = (attention_model_ms(rec.gpu, p["batch"], p["heads"], p["seq"], p["head_dim"], algos[algo])
                          if rec.gpu in specs.names() else None)
-                points.append(views.point(rec, "time_ms", f"{what}, N={p.get('seq')}", model, "ms"))
-    if not points:  # the roofline model of both algorithms beside the FlashAttention paper's own times
-        points = [views.Point(f"{label} fwd, N={seq}", g, model=attention_model_ms(g, batch, heads, seq, head_dim, algo),
-                              real=None, unit="ms")
-                  for g in CHAPTER_GPUS for label, algo in (("standard", "standard"), ("flash", "flash"))]
-        for rec in published_attention():
-            p = rec.params
-            points.append(views.point(rec, "fwd_bwd_time_ms", f"{p['algorithm']} fwd+bwd, {p['model']}, N={p['seq']}",
-                                      None, "ms"))
-    views.show(points, title=f"Attention, d={head_dim}: model and real times", model_label="roofline model",
-               digits=3, log=True)
+                points.append(views.point(rec, "time_ms", f"{what}, fwd, N={p.get('seq')}", model, "ms"))
+    if points:
+        views.show(points, title=f"Attention forward, d={head_dim}: roofline model and real times",
+                   model_label="roofline model", digits=3, log=True)
+        return
+    times, traffic = attention_points()
+    views.show(times, title="Attention of GPT-2 medium, forward + backward: model and published",
+               model_label="roofline model", digits=1, log=False)
+    tables.show_md("HBM traffic of the same work:\n\n"
+                   + views.table(traffic, model_label="model", real_label="published", digits=1))
 
 
 @contextlib.contextmanager

@@ -36,3 +36,14 @@ def test_compare_40_80():
     r = hbm.compare_gpus("A100-SXM4-80GB", "A100-SXM4-40GB")
     assert r["compute"] == 1.0 and r["capacity"] == 2.0 and r["l2"] == 1.0
     assert r["bandwidth"] == pytest.approx(2039 / 1555)
+
+
+def test_devicequery_captures_check_the_catalogue():
+    rows = {r["gpu"]: r for r in hbm.devicequery_check()}
+    assert set(rows) == {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"}
+    for g in ("A100-SXM4-80GB", "H100-SXM5-80GB"):  # clock x width reproduce the datasheet
+        assert rows[g]["ratio"] == pytest.approx(1.0, abs=0.002) and rows[g]["bus_bits"] == rows[g]["catalogue_bus_bits"]
+        assert rows[g]["l2_bytes"] == rows[g]["catalogue_l2_bytes"]
+    h200 = rows["H200-SXM-141GB"]
+    assert h200["bus_bits"] == 6144 and 1.02 < h200["ratio"] < 1.03  # 3201 MHz: 4.92 TB/s against 4.8
+    assert h200["l2_bytes"] == 60 * 2**20 != h200["catalogue_l2_bytes"]

@@ -53,3 +53,20 @@ def test_find_knee_synthetic():
         hbm.find_knee(["a", "b", "c"], [1, 2, 3], l2)
     with pytest.raises(ValueError, match="l2_bytes"):
         hbm.find_knee(f, y, 0)
+
+
+def test_l2_plateau_is_the_median_inside_the_window():
+    l2 = 40 * 2**20
+    f = [l2 / 64, l2 / 16, l2 / 8, l2 / 4, l2 / 2, l2, 2 * l2]
+    y = [9e12, 8e12, 5e12, 5.2e12, 5.4e12, 3e12, 2e12]  # L1-inflated start, plateau, fall-off
+    assert hbm.l2_plateau(f, y, l2) == 5.2e12  # median of L2/8 .. L2/2, the first points left out
+    assert hbm.L2_PLATEAU_WINDOW == (1 / 8, 1 / 2)
+    # no point in the window: those up to L2/2, else the three smallest
+    assert hbm.l2_plateau([l2 / 64, l2 / 32, 4 * l2], [7e12, 6e12, 1e12], l2) == 6.5e12
+    assert hbm.l2_plateau([4 * l2, 5 * l2, 6 * l2], [1e12, 2e12, 3e12], l2) == 2e12
+    # the knee uses the same plateau
+    assert hbm.find_knee(f, y, l2).l2_plateau_bytes_per_s == hbm.l2_plateau(f, y, l2)
+    with pytest.raises(ValueError, match="l2_bytes"):
+        hbm.l2_plateau(f, y, -1)
+    with pytest.raises(ValueError):
+        hbm.l2_plateau(f[:2], y[:2], l2)

@@ -124,3 +124,33 @@ def test_l2_sweep_on_a_fake_h200_uses_the_reported_l2(fake_cuda):  # noqa: F811
     assert all(r["params"]["traffic_bytes"] == pytest.approx(2**30, rel=0.05) for r in recs)  # ~fixed traffic
     assert all(not r["params"]["l2_flushed"] for r in recs)
     assert fake.allocated[0] == 0  # the buffer is freed
+
+
+def test_strided_copy_cpu_counts_patterns_and_model():
+    recs = hbm.measure_strided_copy("cpu", strides=(1, 2, 8), offsets_bytes=(4,), elements=4096, min_samples=3,
+                                    min_time_s=0.0, max_time_s=0.2)
+    pats = [(r["params"]["stride"], r["params"]["offset_bytes"]) for r in recs]
+    assert pats == [(1, 0), (2, 0), (8, 0), (1, 4)]
+    by = dict(zip(pats, recs))
+    assert by[(1, 0)]["derived"]["ratio_to_aligned"] == 1.0
+    assert by[(2, 0)]["derived"]["model_sectors_per_warp"] == 8 and by[(1, 4)]["derived"]["model_sectors_per_warp"] == 5
+    assert all(r["derived"]["useful_bytes_per_s"] > 0 and r["derived"]["pct_of_datasheet"] is None for r in recs)
+    # the aligned copy is added when not asked for: every ratio refers to it
+    recs = hbm.measure_strided_copy("cpu", strides=(4,), offsets_bytes=(), elements=1024, min_samples=3,
+                                    min_time_s=0.0, max_time_s=0.2)
+    assert [r["params"]["stride"] for r in recs] == [1, 4]
+    with pytest.raises(ValueError, match="multiple of 4"):
+        hbm.measure_strided_copy("cpu", offsets_bytes=(2,), elements=16)
+    with pytest.raises(TypeError):
+        hbm.measure_strided_copy("cpu", strides="12", elements=16)
+
+
+def test_strided_copy_on_a_fake_a100(fake_cuda):  # noqa: F811
+    fake = fake_cuda("A100-SXM4-80GB")
+    fake.script_ms([1.0])
+    recs = hbm.measure_strided_copy("cuda", quick=True, warmup_s=0.0, min_time_s=0.0, min_samples=3)
+    assert {r["params"]["stride"] for r in recs} == set(hbm.STRIDED_COPY_STRIDES)
+    assert all(r["params"]["l2_flushed"] for r in recs)  # every timed call starts cold
+    n = recs[0]["params"]["elements"]
+    assert n == 1 << 23 and recs[0]["derived"]["pct_of_datasheet"] == pytest.approx(100 * 2 * 4 * n / 1e-3 / 2039e9)
+    assert fake.allocated[0] == 0

@@ -51,8 +51,16 @@ def test_views_run_on_the_cpu(monkeypatch):
     sweeps = hbm.show_l2_sweep(CPU())
     assert {s.gpu for s in sweeps} >= {"A100-SXM4-80GB", "H200-SXM-141GB"}
     assert hbm.show_capacity(CPU()) is None
+    rows = {r["GPU"]: r for r in hbm.capacity_rows()}
+    a100 = rows["A100-SXM4-80GB"]
+    assert a100["physical (GiB)"] == 80 and a100["nvidia-smi total (MiB)"] == "81,920"
+    assert a100["CUDA total (GB)"] == "85.10" and a100["usable with the 5% reserve (GB)"] == pytest.approx(80.845, abs=0.01)
+    assert 0.99 < a100["CUDA / physical"] < 0.995
+    coal = hbm.show_coalescing(CPU())
+    assert coal and all(p.kind == "published" and p.model is not None and p.real is not None for p in coal)
     text = "\n".join(shown)
     assert "L2 plateau" in text and "knee" in text and "80" in text
+    assert "offset copy" in text and "section 10.2.1.3" in text
     for word in ("not measured", "no recorded", "missing", "ernstgpubenches"):
         assert word not in text
 
@@ -89,6 +97,14 @@ def test_views_measure_on_a_fake_gpu(fake_cuda, monkeypatch):  # noqa: F811
     sweeps = hbm.show_l2_sweep(info)
     assert sweeps[0].label == "measured here" and sweeps[0].l2_bytes == 40 * MiB
     assert called == ["bw", "sweep"]  # the views measured through the fast patches above
+    real_strided = hbm.measure_strided_copy
+    monkeypatch.setattr(hbm_views, "measure_strided_copy", lambda **kw: real_strided(**{**kw, **fast}))
+    coal = hbm.show_coalescing(info)
+    here = [p for p in coal if p.kind == "measured"]
+    assert len(here) == len(hbm.STRIDED_COPY_STRIDES) - 1 + len(hbm.STRIDED_COPY_OFFSETS)  # all but the reference
+    assert coal.index(here[-1]) < [i for i, p in enumerate(coal) if p.kind == "published"][0]
     cap = hbm.show_capacity(info)
-    assert cap.total_bytes == 80e9 and cap.total_over_datasheet == pytest.approx(1.0)
+    # the fake reports the catalogue's CUDA total: 85.10e9 of the 80 GiB (85.90e9 bytes) physical
+    assert cap.total_bytes == specs.get("A100-SXM4-80GB").cuda_visible_bytes == 85100068864
+    assert cap.total_over_datasheet == pytest.approx(85100068864 / 80 / 2**30)
     assert any("measured here" in t for t in shown)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 
+import pytest
+
 from ampere import kernels, specs
 
 A100 = "A100-SXM4-80GB"
@@ -22,8 +24,31 @@ def test_hierarchy_rows_read_specs():
     rows = kernels.hierarchy_rows((A100,))
     assert [r["level"] for r in rows] == ["registers", "shared memory / L1", "L2", "HBM"]
     assert "164 KiB shared" in rows[1]["capacity"] and "163 KiB per block" in rows[1]["capacity"]
-    assert "estimate quoted by Dao et al." in rows[1]["bandwidth"]  # published record, with its source
-    assert kernels.hierarchy_rows(("T4",))[1]["bandwidth"] == "not published"
+    # derived from the banks, with the published estimate beside it and its source (no bib key)
+    assert rows[1]["bandwidth"].startswith("19.5 TB/s (32 banks x 4 B x 108 SMs x 1.41 GHz)")
+    assert "estimated at 19 TB/s by Dao et al." in rows[1]["bandwidth"]
+    assert "measured" not in rows[2]["bandwidth"]  # no L2 figure unless the caller passes one
+    t4 = kernels.hierarchy_rows(("T4",))[1]["bandwidth"]
+    assert t4.startswith("8.1 TB/s") and "estimated" not in t4
+    with_l2 = kernels.hierarchy_rows((A100,), l2_read={A100: (5.4e12, "Ernst et al.")})
+    assert with_l2[2]["bandwidth"].endswith("; 5.4 TB/s measured (Ernst et al.)")
+    with pytest.raises(TypeError):
+        kernels.hierarchy_rows(A100)
+    h200 = kernels.hierarchy_rows(("H200-SXM-141GB",), l2_reported={"H200-SXM-141GB": 60 * 2**20})[2]
+    assert h200["capacity"] == "60 MiB per GPU as CUDA reports it (50 MiB in the catalogue)"
+    same = kernels.hierarchy_rows((A100,), l2_reported={A100: 40 * 2**20})[2]
+    assert same["capacity"] == "40 MiB per GPU"
+
+
+def test_attention_points_compare_like_with_like():
+    times, traffic = kernels.attention_points()
+    assert len(times) == len(traffic) == 2
+    for p in times + traffic:  # every published row has the model of the same work beside it
+        assert p.model is not None and p.real is not None and "fwd+bwd" in p.what and "N=1024" in p.what
+    std, fl = traffic
+    assert std.model == pytest.approx(64 * 16 * kernels.attention_hbm_bytes(1024, 64, passes="forward+backward") / 1e9)
+    assert fl.model < std.model and fl.real < std.real
+    assert all(p.ratio > 1 for p in times)  # the roofline is a lower bound on time
 
 
 def test_views_show_the_model_without_a_gpu(monkeypatch):
@@ -75,4 +100,4 @@ def test_views_show_recorded_gpu_results(monkeypatch):
     text = "\n".join(shown)
     assert "recorded yet" not in text  # recorded results replace the model-only fallback
     assert "Triton 128x128x64, 3 st., 4096^3" in text and "cuBLAS, 4096^3" in text and "| 280 |" in text
-    assert "Triton flash, N=4096" in text and "1.400" in text and "recorded on NVIDIA A100" in text
+    assert "Triton flash, fwd, N=4096" in text and "1.400" in text and "recorded on NVIDIA A100" in text
