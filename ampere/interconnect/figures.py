@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .. import fabrics
-from ..collectives import bus_bandwidth, collective_time, hierarchical_all_reduce_time
+from ..collectives import all_reduce_time, bus_bandwidth, hierarchical_all_reduce_time, nccl_collective_time
 from .fit import FIT_PERCENTILE
 from .links import A100_8GPU_BUSBW, nvlink_cascade, published
 from .measure import CollectiveRun
@@ -40,30 +40,37 @@ def show_cascade(gpu: str = "A100-SXM4-80GB") -> None:
 
 
 def show_busbw_vs_size(gpu: str = "A100-SXM4-80GB", n: int = 8) -> None:
-    """Model busbw of ring and tree all-reduce vs size on ``n`` GPUs of one node, with the published peak.
-
-    Chapter section "Why 230 GB/s, not 600".
+    """Model busbw of an all-reduce on ``n`` GPUs of one node against size -- NCCL's ring and its tree, which
+    inside a node is a chain -- with the published sweeps and peak (chapter section "Why 230 GB/s, not 600").
     """
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from .. import plots
+    from .. import plots, results
 
     net = fabrics.node_network(gpu, gpus_per_node=n)
-    B, alpha = net.intra_bytes_per_s, net.intra_latency_s
     sizes = np.logspace(3, 10, 57)
     fig, ax = plots.figure("full")
-    for algorithm, style in (("ring", "-"), ("tree", "--")):
-        bus = [bus_bandwidth("all_reduce", s / collective_time("all_reduce", s, n, B, alpha, algorithm), n) / 1e9
+    colour = plots.gpu_color(gpu)
+    for algorithm, style, label in (("ring", "-", "model, ring"), ("tree", "--", "model, tree (a chain in one node)")):
+        bus = [bus_bandwidth("all_reduce", s / nccl_collective_time("all_reduce", s, n, net, algorithm), n) / 1e9
                for s in sizes]
-        ax.semilogx(sizes, bus, style, color=plots.gpu_color(gpu), label=f"model, {algorithm}")
+        ax.semilogx(sizes, bus, style, color=colour, label=label)
+    recs = {r.id: r for r in results.records(benchmark="all-reduce", kind="published")}
+    for rid, marker, face, label in (("abci2-a100-8gpu-all-reduce", "^", None, "published: one process per GPU"),
+                                     ("oci-bm-gpu4-8gpu-all-reduce-g8", "v", "white", "published: one process, -g 8")):
+        f = recs[rid].figures
+        ax.semilogx(f["sweep_size_bytes"], f["sweep_busbw_gb_per_s"], linestyle="none", marker=marker, markersize=6,
+                    color=colour, markerfacecolor=face or colour, label=label)
+    B = net.intra_bytes_per_s
     ax.axhline(B / 1e9, color="#999999", lw=0.8, label=f"B = {B / 1e9:.0f} GB/s (effective NVLink)")
     peak = published(A100_8GPU_BUSBW).figures["busbw_gb_per_s"]
     ax.axhline(peak, color="#555555", lw=1, linestyle=":", label=f"published peak, 8 A100s: {peak:.0f} GB/s")
     ax.set_xlabel("all-reduce size per GPU (bytes)")
     ax.set_ylabel("busbw (GB/s)")
+    ax.set_xlim(1e3, 1e10)
     ax.set_title(f"All-reduce on {n} {gpu.split('-')[0]}s over NVSwitch: bus bandwidth vs size")
-    ax.legend(loc="lower right", fontsize=8)  # below the curves' plateau, clear of the two horizontal lines
+    ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     plt.show()
 
@@ -102,19 +109,23 @@ def show_lab_fit(run: CollectiveRun, hold: Mapping[str, Any]) -> None:
 
 def show_hierarchical(size_bytes: float = 2 * BERT_LARGE_PARAMS,
                       node_counts: Sequence[int] = tuple(2**k for k in range(11))) -> None:
-    """Hierarchical all-reduce time vs DGX A100 nodes, ring or tree across nodes, for a gradient of
-    ``size_bytes`` and for 1 MiB (section "Across nodes")."""
+    """All-reduce time against DGX A100 nodes as NCCL runs it (rail-aligned ring, or tree across nodes),
+    and the hierarchical algorithm whose phases run one after the other, for a gradient of ``size_bytes``
+    and for 1 MiB (section "Across nodes")."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
 
     from .. import plots
 
+    dgx = fabrics.DGX_A100
+    colour = plots.gpu_color("A100-SXM4-80GB")
     fig, axes = plots.figure("wide", 1, 2)
     for size, ax, title in ((size_bytes, axes[0], f"{size_bytes / 1e6:.0f} MB per GPU"), (2**20, axes[1], "1 MiB")):
         for algorithm, style in (("ring", "-"), ("tree", "--")):
-            ax.semilogx(node_counts, [hierarchical_all_reduce_time(size, N, inter_algorithm=algorithm) * 1e3
-                                      for N in node_counts],
-                        style, marker=".", color=plots.gpu_color("A100-SXM4-80GB"), label=f"across nodes: {algorithm}")
+            ax.semilogx(node_counts, [all_reduce_time(size, 8 * N, dgx, algorithm) * 1e3 for N in node_counts],
+                        style, marker=".", color=colour, label=f"NCCL {algorithm}")
+        ax.semilogx(node_counts, [hierarchical_all_reduce_time(size, N, overhead_s=dgx.inter_overhead_s) * 1e3
+                                  for N in node_counts], ":", color="#777777", label="hierarchical, phases in turn")
         ax.set_xlabel("DGX A100 nodes (8 GPUs each)")
         ax.set_title(title)
     axes[0].set_ylabel("all-reduce time (ms)")
