@@ -17,7 +17,8 @@ file:
 * ``validation.py`` -- the seed claims checked (:func:`claims`, :func:`claims_rows`).
 * ``allreduce.py`` -- the all-reduce model beside measured, recorded and published numbers
   (:func:`show_allreduce`).
-* ``figures.py`` -- the chapter's model figures (matplotlib imported inside the functions that draw).
+* ``figures.py`` -- the chapter's figures, those of the NCCL sections included (:func:`show_latency`,
+  :func:`show_protocols`, :func:`show_in_network`); matplotlib imported inside the functions that draw.
 * ``rows.py`` -- the chapter's other Markdown tables (the lab, the systems, the crossovers).
 * ``latency.py`` -- what a tiny all-reduce costs: the overhead and hop latencies of :mod:`ampere.fabrics`
   beside every published log they were not derived from (:func:`latency_checks`), the launch-bound
@@ -28,7 +29,6 @@ file:
   (:func:`all_reduce_busbw_bound`, :func:`sharp_all_reduce_busbw`, :func:`pxn_traffic`).
 * ``ncclog.py`` -- reading NCCL_DEBUG=INFO logs (:func:`parse_nccl_log`, :func:`ring_rails`) and the
   symptom -> log line -> cause -> fix table (:func:`troubleshooting_rows`).
-* ``nccl_figures.py`` -- the figures of those sections (matplotlib imported inside the functions).
 
 Conventions (per-rank ``size_bytes`` as nccl-tests counts it, bandwidths per direction, busbw factors)
 are stated once, in :mod:`ampere.collectives`.
@@ -66,7 +66,7 @@ from .innetwork import (all_reduce_busbw_bound, network_bytes_per_node, pxn_traf
                         sharp_all_reduce_busbw)
 from .ncclog import (Connection, NcclLog, log_excerpt, parse_nccl_log, ring_rails,  # noqa: F401
                      troubleshooting_rows)
-from .nccl_figures import show_in_network, show_latency, show_protocols  # noqa: F401
+from .figures import show_in_network, show_latency, show_protocols  # noqa: F401
 
 __all__ = [
     "OPS", "ALGORITHMS", "busbw_factor", "bus_bandwidth", "algorithm_bandwidth", "alpha_beta_terms",
