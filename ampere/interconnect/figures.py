@@ -280,7 +280,7 @@ def show_in_network() -> None:
     ax.set_xticks(ns)
     ax.set_ylim(0, 700)
     ax.set_title("NVLink SHARP (third-generation NVSwitch)")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="lower right")
     nodes = [2, 4, 8, 16, 32, 64, 128]
     green = plots.gpu_color("A100-SXM4-80GB")
     bx.semilogx(nodes, [sharp_all_reduce_busbw(k, in_network=False) / 1e9 for k in nodes], color=green,

@@ -150,11 +150,22 @@ def log_excerpt() -> list[str]:
     return [r["line"] for r in results.table("nccl-log-excerpt")["rows"]]
 
 
-def troubleshooting_rows() -> list[dict[str, str]]:
-    """Symptom, the log line that shows it, the cause, the fix, the variable and the source (author-year)
-    of every row of ``ampere/data/tables/nccl-troubleshooting.json`` (chapter "When the bandwidth is low")."""
+def troubleshooting_rows(columns: str = "page") -> list[dict[str, str]]:
+    """The rows of ``ampere/data/tables/nccl-troubleshooting.json`` (chapter "When the bandwidth is low").
+
+    ``columns="page"``: symptom, the log line that shows it, and cause, fix and source (by its author-year
+    label) in one cell, three columns that fit the page; ``columns="all"`` keeps the cause, the fix, the
+    variable and the source apart.
+    """
     from .. import views
 
-    return [{"symptom": r["symptom"], "what the log shows": r["log_line"], "cause": r["cause"], "fix": r["fix"],
-             "variable": r["variable"], "source": views.cite_label(r["source"])}
-            for r in results.table("nccl-troubleshooting")["rows"]]
+    check.one_of("columns", columns, ("page", "all"))
+    rows = []
+    for r in results.table("nccl-troubleshooting")["rows"]:
+        if columns == "all":
+            rows.append({"symptom": r["symptom"], "what the log shows": r["log_line"], "cause": r["cause"],
+                         "fix": r["fix"], "variable": r["variable"], "source": views.cite_label(r["source"])})
+        else:
+            rows.append({"symptom": r["symptom"], "what the log shows": r["log_line"],
+                         "cause, fix (source)": f"{r['cause']}. Fix: {r['fix']} ({views.cite_label(r['source'])})"})
+    return rows

@@ -55,10 +55,16 @@ def test_parse_handles_other_transports_and_refuses_non_strings():
 def test_troubleshooting_rows_have_every_column_and_a_label():
     from .test_rows import _bib_keys
 
-    rows = ic.troubleshooting_rows()
+    rows = ic.troubleshooting_rows("all")
     assert len(rows) >= 8
     cols = {"symptom", "what the log shows", "cause", "fix", "variable", "source"}
     assert all(set(r) == cols and all(r.values()) for r in rows)
+    page = ic.troubleshooting_rows()
+    assert all(set(r) == {"symptom", "what the log shows", "cause, fix (source)"} for r in page)
+    assert all(". Fix: " in r["cause, fix (source)"] and r["cause, fix (source)"].endswith(")") for r in page)
+    assert len(page) == len(rows)
+    with pytest.raises(ValueError, match="columns"):
+        ic.troubleshooting_rows("wide")
     keys = _bib_keys()
     assert not any(r["source"] in keys for r in rows)
     shown = " ".join(r["what the log shows"] for r in rows)
