@@ -19,8 +19,11 @@ Conventions (stated once, used everywhere)
 Bandwidths
     Always **per direction**, in bytes/s (GB = 1e9 B). ``link_bytes_per_s`` (B) is what one rank can send
     while it receives as much.
-``latency_s`` (alpha)
-    The fixed cost of one communication step (one message hop, launch and synchronisation included).
+``latency_s`` (alpha) and ``overhead_s``
+    ``latency_s`` is the cost of one communication step (one hop between two ranks); ``overhead_s`` the
+    fixed cost of the whole collective (kernel launch, start and end synchronisation), paid once. Folding
+    the fixed cost into alpha overstates every step: NCCL's own cost model, and the published logs of
+    :mod:`ampere.fabrics`, have a fixed part of about 8 µs and NVLink hops of well under a microsecond.
 busbw (nccl-tests [ncclteststperf])
     ``busbw = algbw x factor`` with factor 2(n-1)/n for all-reduce, (n-1)/n for all-gather and
     reduce-scatter, 1 for broadcast and reduce. It is the bandwidth each rank's link must sustain, so it
@@ -38,8 +41,11 @@ broadcast         (n-1) alpha + S/B (pipelined chain)     ceil(log2 n) alpha + S
 reduce            (n-1) alpha + S/B (pipelined chain)     ceil(log2 n) alpha + S/B (pipelined tree)
 ================  ======================================  ==============================================
 
-The ring's bandwidth term equals the lower bound of any send/receive algorithm, which is why the busbw
-factors are what they are: a ring at full speed has ``busbw = B``.
+Every row also pays ``overhead_s`` once. The ring's bandwidth term equals the lower bound of any
+send/receive algorithm, which is why the busbw factors are what they are: a ring at full speed has
+``busbw = B``. The tree column is a binary tree over the ranks, which is what NCCL builds *between nodes*;
+inside one node NCCL's tree is a chain through the node's GPUs, with as many hops as the ring and more
+bytes, so inside a node the ring is never slower (:func:`nccl_collective_time`).
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ __all__ = [
     "OPS", "ALGORITHMS", "TREE_OPS", "check_op", "busbw_factor", "bus_bandwidth", "algorithm_bandwidth",
     "alpha_beta_terms", "collective_time", "size_for_busbw_fraction", "ring_tree_crossover_bytes",
     "AllReducePhases", "hierarchical_all_reduce_breakdown", "hierarchical_all_reduce_time", "all_reduce_time",
-    "network_collective_time",
+    "network_collective_time", "nccl_collective_time",
 ]
 
 #: Collectives the model knows, in the order tables print them.
@@ -142,51 +148,59 @@ def alpha_beta_terms(op: str, n: int, algorithm: str = "ring") -> tuple[float, f
 
 
 def collective_time(op: str, size_bytes: float, n: int, link_bytes_per_s: float, latency_s: float,
-                    algorithm: str = "ring") -> float:
+                    algorithm: str = "ring", overhead_s: float = 0.0) -> float:
     """Predicted time (s) of one collective by the alpha-beta model (table in the module docstring).
 
     Chapter: *NVLink, NVSwitch and collectives*, section "The alpha-beta model". ``size_bytes`` is the
     per-rank buffer (nccl-tests convention), ``link_bytes_per_s`` the per-direction bandwidth of each
-    rank (``inf``: free bandwidth), ``latency_s`` the cost of one step.
+    rank (``inf``: free bandwidth), ``latency_s`` the cost of one step and ``overhead_s`` the fixed cost of
+    the collective, paid once: ``t = overhead + a alpha + b S / B``. With ``n = 1`` nothing moves and the
+    time is zero. The network-level functions (:func:`nccl_collective_time`) pass a node's overhead.
     """
     a, b = alpha_beta_terms(op, n, algorithm)
     size = check.nonneg("size_bytes", size_bytes)
     bw = check.positive("link_bytes_per_s", link_bytes_per_s, allow_inf=True)
     alpha = check.nonneg("latency_s", latency_s)
-    return a * alpha + b * size / bw
+    overhead = check.nonneg("overhead_s", overhead_s)
+    if a == 0 and b == 0:
+        return 0.0
+    return overhead + a * alpha + b * size / bw
 
 
 def size_for_busbw_fraction(op: str, fraction: float, n: int, link_bytes_per_s: float, latency_s: float,
-                            algorithm: str = "ring") -> float:
+                            algorithm: str = "ring", overhead_s: float = 0.0) -> float:
     """Message size (bytes per rank) at which the model's busbw reaches ``fraction`` of the link rate B.
 
     Chapter: *NVLink, NVSwitch and collectives*, section "Why 230 GB/s, not 600". With
-    ``t = a alpha + b S / B`` and ``busbw = f S / t`` (f the busbw factor), ``busbw = x B`` gives
-    ``S = x a alpha B / (f - x b)``; for the ring f = b, so ``S = x a alpha B / (b (1 - x))``: 90 % of B
-    needs nine times as much time in the bandwidth term as in the latency term. A ``ValueError`` when the
-    algorithm never gets there (a tree all-reduce tops out at f / b = (n-1)/n of B).
+    ``t = o + a alpha + b S / B`` and ``busbw = f S / t`` (f the busbw factor), ``busbw = x B`` gives
+    ``S = x (o + a alpha) B / (f - x b)``; for the ring f = b, so 90 % of B needs nine times as much time
+    in the bandwidth term as in the latency terms. A ``ValueError`` when the algorithm never gets there (a
+    tree all-reduce tops out at f / b = (n-1)/n of B).
     """
     x = check.fraction("fraction", fraction)
     a, b = alpha_beta_terms(op, n, algorithm)
     bw = check.positive("link_bytes_per_s", link_bytes_per_s)
     alpha = check.nonneg("latency_s", latency_s)
+    overhead = check.nonneg("overhead_s", overhead_s)
     f = busbw_factor(op, n)
-    if x == 0 or a == 0:
+    if x == 0 or (a == 0 and b == 0) or overhead + a * alpha == 0:
         return 0.0
     if f - x * b <= 0:
         raise ValueError(f"fraction={x:g}: a {algorithm} {op} on n={n} ranks never reaches it; its busbw tends to "
                          f"{f / b:.3f} of the link rate")
-    return x * a * alpha * bw / (f - x * b)
+    return x * (overhead + a * alpha) * bw / (f - x * b)
 
 
 def ring_tree_crossover_bytes(op: str, n: int, link_bytes_per_s: float, latency_s: float) -> float:
     """Message size (bytes per rank) at which the ring and the tree take the same time in the model.
 
-    Chapter: *NVLink, NVSwitch and collectives*, section "Why 230 GB/s, not 600" and the exercise "Ring or
-    tree?". Equating ``a_r alpha + b_r S / B`` and ``a_t alpha + b_t S / B`` gives
+    Chapter: *NVLink, NVSwitch and collectives*, section "Across nodes" and the exercise "Ring or tree?".
+    Equating ``a_r alpha + b_r S / B`` and ``a_t alpha + b_t S / B`` gives
     ``S = (a_r - a_t) alpha B / (b_t - b_r)``: below it the tree (fewer steps) wins, above it the ring
-    (fewer bytes). For an all-reduce on 8 ranks, ``S = 32 alpha B``. A ``ValueError`` for a collective the
-    tree is not defined for, or where the two never cross.
+    (fewer bytes). The tree here is a binary tree over the ``n`` ranks, as NCCL builds between nodes (one
+    rank per node, ``latency_s`` a network hop); inside one NVSwitch node NCCL's tree is a chain with as
+    many hops as the ring, and the ring always wins there. A ``ValueError`` for a collective the tree is
+    not defined for, or where the two never cross.
     """
     a_r, b_r = alpha_beta_terms(op, n, "ring")
     a_t, b_t = alpha_beta_terms(op, n, "tree")
@@ -210,10 +224,11 @@ class AllReducePhases:
     reduce_scatter_s: float  # inside each node
     inter_all_reduce_s: float  # across the nodes, one ring or tree per rail
     all_gather_s: float  # inside each node
+    overhead_s: float = 0.0  # fixed cost of the collective, paid once
 
     @property
     def total_s(self) -> float:
-        return self.reduce_scatter_s + self.inter_all_reduce_s + self.all_gather_s
+        return self.overhead_s + self.reduce_scatter_s + self.inter_all_reduce_s + self.all_gather_s
 
     @property
     def gpus(self) -> int:
@@ -232,7 +247,7 @@ def hierarchical_all_reduce_breakdown(size_bytes: float, nodes: int, gpus_per_no
                                       inter_bytes_per_s: float = DGX_A100_INTER_BYTES_PER_S,
                                       intra_latency_s: float = A100_INTRA_LATENCY_S,
                                       inter_latency_s: float = INTER_LATENCY_S,
-                                      inter_algorithm: str = "ring") -> AllReducePhases:
+                                      inter_algorithm: str = "ring", overhead_s: float = 0.0) -> AllReducePhases:
     """The three phases of a hierarchical all-reduce (:class:`AllReducePhases`).
 
     Chapter: *NVLink, NVSwitch and collectives*, section "Across nodes". The algorithm:
@@ -245,7 +260,10 @@ def hierarchical_all_reduce_breakdown(size_bytes: float, nodes: int, gpus_per_no
     ``intra_bytes_per_s`` is the per-GPU, per-direction bandwidth inside a node (default: effective
     NVLink 3 of an A100, 240 GB/s); ``inter_bytes_per_s`` is the **per-node** bandwidth per direction,
     all NICs together (default: DGX A100, 8 x HDR 200 Gb/s = 200 GB/s). Phase 2 therefore costs
-    2(N-1)/N x S / inter_bytes_per_s with rings. With ``nodes = 1`` it is a plain ring all-reduce, split
+    2(N-1)/N x S / inter_bytes_per_s with rings. The latencies are per hop; ``overhead_s`` (default 0, the
+    textbook model) is the fixed cost of the whole collective, paid once. The phases run one after the
+    other, as Horovod's hierarchical all-reduce does; NCCL instead pipelines all hops of its rail-aligned
+    rings at once (:func:`nccl_collective_time`). With ``nodes = 1`` it is a plain ring all-reduce, split
     evenly between the two intra-node phases.
     """
     size = check.nonneg("size_bytes", size_bytes)
@@ -254,15 +272,16 @@ def hierarchical_all_reduce_breakdown(size_bytes: float, nodes: int, gpus_per_no
     intra_bw = check.positive("intra_bytes_per_s", intra_bytes_per_s)
     inter_bw = check.positive("inter_bytes_per_s", inter_bytes_per_s)
     _check_algorithm(inter_algorithm, "inter_algorithm")
+    overhead = check.nonneg("overhead_s", overhead_s)
     if nodes == 1:
         t = collective_time("all_reduce", size, g, intra_bw, intra_latency_s)
-        return AllReducePhases(size, 1, g, t / 2, 0.0, t / 2)
+        return AllReducePhases(size, 1, g, t / 2, 0.0, t / 2, overhead if g > 1 else 0.0)
     rs = collective_time("reduce_scatter", size, g, intra_bw, intra_latency_s)
     # each rail carries S/g bytes at inter_bw/g per direction: the per-rail ring is
     # 2(N-1)/N (S/g)/(inter_bw/g) = 2(N-1)/N S/inter_bw, plus its 2(N-1) latency steps
     inter = collective_time("all_reduce", size / g, nodes, inter_bw / g, inter_latency_s, inter_algorithm)
     ag = collective_time("all_gather", size, g, intra_bw, intra_latency_s)
-    return AllReducePhases(size, nodes, g, rs, inter, ag)
+    return AllReducePhases(size, nodes, g, rs, inter, ag, overhead)
 
 
 def hierarchical_all_reduce_time(size_bytes: float, nodes: int, gpus_per_node: int = 8,
@@ -270,7 +289,7 @@ def hierarchical_all_reduce_time(size_bytes: float, nodes: int, gpus_per_node: i
                                  inter_bytes_per_s: float = DGX_A100_INTER_BYTES_PER_S,
                                  intra_latency_s: float = A100_INTRA_LATENCY_S,
                                  inter_latency_s: float = INTER_LATENCY_S,
-                                 inter_algorithm: str = "ring") -> float:
+                                 inter_algorithm: str = "ring", overhead_s: float = 0.0) -> float:
     """Time (s) of an all-reduce of ``size_bytes`` per GPU over ``nodes`` x ``gpus_per_node`` GPUs.
 
     Chapter: *NVLink, NVSwitch and collectives*, section "Across nodes". See
@@ -278,49 +297,82 @@ def hierarchical_all_reduce_time(size_bytes: float, nodes: int, gpus_per_node: i
     """
     return hierarchical_all_reduce_breakdown(size_bytes, nodes, gpus_per_node, intra_bytes_per_s,
                                              inter_bytes_per_s, intra_latency_s, inter_latency_s,
-                                             inter_algorithm).total_s
+                                             inter_algorithm, overhead_s).total_s
 
 
-def all_reduce_time(size_bytes: float, gpus: int, network: fabrics.NodeNetwork = fabrics.DGX_A100,
-                    inter_algorithm: str = "ring") -> float:
-    """All-reduce of ``size_bytes`` per GPU over ``gpus`` GPUs of ``network`` nodes.
-
-    Chapters: *NVLink* ("Why this decides data-parallel scaling"), *DGX A100 and the SuperPOD*. Up to one
-    node: a ring inside it; beyond: whole nodes and the hierarchical all-reduce over the node's HCAs.
-    """
-    if not isinstance(network, fabrics.NodeNetwork):
-        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r}")
-    gpus = check.positive_int("gpus", gpus)
-    g = network.gpus_per_node
-    if gpus <= g:
-        return collective_time("all_reduce", size_bytes, gpus, network.intra_bytes_per_s, network.intra_latency_s)
-    if gpus % g:
-        raise ValueError(f"gpus={gpus} must be <= {g} or a multiple of gpus_per_node={g} for {network.name}")
-    if network.hcas_per_node == 0:
-        raise ValueError(f"gpus={gpus}: {network.name} has no compute-fabric adapters (hcas_per_node=0); "
-                         f"allowed: at most {g} GPUs")
-    return hierarchical_all_reduce_time(size_bytes, gpus // g, g, network.intra_bytes_per_s,
-                                        network.inter_bytes_per_s, network.intra_latency_s,
-                                        network.inter_latency_s, inter_algorithm)
+def _hops(op: str, gpus: int, nodes: int) -> tuple[int, int]:
+    """(hops inside nodes, hops between nodes) of a ring over ``gpus`` ranks on ``nodes`` nodes."""
+    steps, _ = alpha_beta_terms(op, gpus, "ring")
+    inter = 0 if nodes == 1 else (2 * (nodes - 1) if op == "all_reduce" else nodes - 1)
+    return int(steps) - inter, inter
 
 
-def network_collective_time(op: str, size_bytes: float, gpus: int,
-                            network: fabrics.NodeNetwork = fabrics.DGX_A100) -> float:
-    """One ring collective over ``gpus`` GPUs of ``network``: inside a node, or a flat ring over the
-    per-GPU share of the HCAs once it spans nodes (all-reduce: see :func:`all_reduce_time`).
+def nccl_collective_time(op: str, size_bytes: float, gpus: int,
+                         network: fabrics.NodeNetwork = fabrics.DGX_A100, algorithm: str = "ring") -> float:
+    """Time (s) of one collective as NCCL runs it on ``gpus`` GPUs of ``network`` nodes.
 
-    Chapter: *NVLink, NVSwitch and collectives*, "Across nodes". The flat ring is limited by its slowest
-    hop, the per-GPU fabric bandwidth ``network.inter_bytes_per_s_per_gpu``.
+    Chapters: *NVLink, NVSwitch and collectives* ("What a tiny all-reduce costs", "Across nodes"),
+    *DGX A100 and the SuperPOD*, *The A100 today*. The latency is the node's fixed overhead plus one hop
+    latency per step; the bandwidth term is the ring's (or the tree's, ``2 S``) over the slowest hop:
+
+    * up to one node: ``overhead_intra + steps x hop_intra + b S / B_intra``; NCCL's tree inside a node
+      is a chain with the ring's hop count and ``2 S`` of traffic, never faster than the ring;
+    * across N nodes (whole nodes only), a **ring** is rail-aligned: every channel enters and leaves each
+      node through the same adapter, and the channels spread over all adapters, so the bandwidth term runs
+      at ``network.ring_bytes_per_s`` = min(B_intra, node's injection bandwidth), with ``2(N-1)`` of its
+      ``2(n-1)`` hops (all-reduce) crossing the network;
+    * across nodes a **tree** (all-reduce only) is a chain inside each node and a binary tree between
+      nodes: ``overhead_inter + 2 ((g-1) hop_intra + ceil(log2 N) hop_inter) + 2 S / ring_bytes_per_s``.
     """
     check_op(op)
     if not isinstance(network, fabrics.NodeNetwork):
         raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r}")
     gpus = check.positive_int("gpus", gpus)
-    if op == "all_reduce":
-        return all_reduce_time(size_bytes, gpus, network)
-    if gpus <= network.gpus_per_node:
-        return collective_time(op, size_bytes, gpus, network.intra_bytes_per_s, network.intra_latency_s)
+    size = check.nonneg("size_bytes", size_bytes)
+    _check_algorithm(algorithm)
+    if algorithm == "tree" and op != "all_reduce":
+        raise ValueError(f"algorithm='tree' is modelled for op='all_reduce' only, got op={op!r}; use 'ring'")
+    g = network.gpus_per_node
+    if gpus == 1:
+        return 0.0
+    if gpus <= g:
+        a, b = alpha_beta_terms(op, gpus, "ring")
+        if algorithm == "tree":
+            b = 2.0  # a chain: every GPU sends the whole buffer twice (reduce up, broadcast down)
+        return network.intra_overhead_s + a * network.intra_latency_s + b * size / network.intra_bytes_per_s
+    if gpus % g:
+        raise ValueError(f"gpus={gpus} must be <= {g} or a multiple of gpus_per_node={g} for {network.name}")
     if network.hcas_per_node == 0:
-        raise ValueError(f"gpus={gpus}: {network.name} has no compute-fabric adapters (hcas_per_node=0)")
-    return collective_time(op, size_bytes, gpus, network.inter_bytes_per_s_per_gpu, network.inter_latency_s)
+        raise ValueError(f"gpus={gpus}: {network.name} has no compute-fabric adapters (hcas_per_node=0); "
+                         f"allowed: at most {g} GPUs")
+    nodes = gpus // g
+    bw = network.ring_bytes_per_s
+    if algorithm == "tree":
+        hops = 2 * ((g - 1) * network.intra_latency_s + math.ceil(math.log2(nodes)) * network.inter_latency_s)
+        return network.inter_overhead_s + hops + 2.0 * size / bw
+    intra_hops, inter_hops = _hops(op, gpus, nodes)
+    _, b = alpha_beta_terms(op, gpus, "ring")
+    return (network.inter_overhead_s + intra_hops * network.intra_latency_s + inter_hops * network.inter_latency_s
+            + b * size / bw)
 
+
+def all_reduce_time(size_bytes: float, gpus: int, network: fabrics.NodeNetwork = fabrics.DGX_A100,
+                    inter_algorithm: str = "ring") -> float:
+    """All-reduce of ``size_bytes`` per GPU over ``gpus`` GPUs of ``network`` nodes, as NCCL runs it.
+
+    Chapters: *NVLink* ("Why this decides data-parallel scaling"), *DGX A100 and the SuperPOD*. Same as
+    ``nccl_collective_time("all_reduce", size_bytes, gpus, network, inter_algorithm)``: a ring inside one
+    node; across whole nodes a rail-aligned ring (or a tree) at ``network.ring_bytes_per_s``.
+    """
+    return nccl_collective_time("all_reduce", size_bytes, gpus, network, inter_algorithm)
+
+
+def network_collective_time(op: str, size_bytes: float, gpus: int,
+                            network: fabrics.NodeNetwork = fabrics.DGX_A100) -> float:
+    """One ring collective over ``gpus`` GPUs of ``network``, as NCCL runs it (:func:`nccl_collective_time`).
+
+    Chapter: *NVLink, NVSwitch and collectives*, "Across nodes". Across nodes the rings are rail-aligned,
+    so the bandwidth term runs at ``network.ring_bytes_per_s`` (DGX A100: 200 GB/s), not at one adapter's
+    share.
+    """
+    return nccl_collective_time(op, size_bytes, gpus, network, "ring")

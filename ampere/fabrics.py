@@ -9,10 +9,19 @@ A :class:`NodeNetwork` says, for one kind of node:
 * ``nvlink_domain`` -- how many GPUs share NVLink/NVSwitch (8 on a DGX; 2 for a pair of PCIe cards with
   an NVLink bridge; 1 when GPUs only meet over PCIe);
 * ``intra_bytes_per_s`` and ``intra_latency_s`` -- what one GPU can use inside that domain, **per
-  direction** (effective: what NCCL reaches, not the line rate), and the cost of one ring step;
+  direction** (effective: what NCCL reaches, not the line rate), and the cost of one hop between two
+  GPUs of the node;
 * ``hcas_per_node`` and ``hca_bytes_per_s`` -- compute-fabric adapters of the node and the data rate of
   one port, per direction (HDR InfiniBand: 200 Gb/s = 25 GB/s);
-* ``inter_latency_s`` -- the cost of one step between nodes.
+* ``inter_latency_s`` -- the cost of one hop between nodes;
+* ``intra_overhead_s`` and ``inter_overhead_s`` -- the fixed cost of one collective (launch, start and
+  end synchronisation) inside one node and across nodes, paid once whatever the number of hops.
+
+The latency of a collective is therefore ``overhead + hops x hop latency``, not ``steps x alpha`` with one
+alpha swallowing the fixed cost. The four latency figures are not fitted to anything here: they are
+derived from named published nccl-tests logs (:data:`LATENCY_RECORDS`) -- the smallest all-reduces of 4
+and 8 A100s in one node give the overhead and the NVLink hop, the same on 2 and 16 nodes give the
+network overhead and hop -- and the chapter checks them against logs they were not derived from.
 
 Presets: :data:`DGX_A100` (the default everywhere), :data:`DGX_H100`, :data:`DGX_1_V100`,
 :data:`A100_PCIE_SERVER`; :func:`node_network` builds any other (e.g. an A100 node with 4 HCAs, one per
@@ -21,6 +30,7 @@ two GPUs). Link rates are read from :mod:`ampere.specs`; each other figure carri
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,7 +38,8 @@ from . import check, results, specs
 
 __all__ = [
     "NVLINK_PAYLOAD_EFFICIENCY", "PCIE_EFFICIENCY", "IB_EDR_BYTES_PER_S", "IB_HDR_BYTES_PER_S",
-    "IB_NDR_BYTES_PER_S", "A100_INTRA_LATENCY_S", "INTER_LATENCY_S", "nvlink_bytes_per_s_per_direction",
+    "IB_NDR_BYTES_PER_S", "A100_INTRA_LATENCY_S", "INTER_LATENCY_S", "A100_INTRA_OVERHEAD_S", "INTER_OVERHEAD_S",
+    "LATENCY_RECORDS", "TINY_SIZE_RANGE_BYTES", "tiny_all_reduce_us", "nvlink_bytes_per_s_per_direction",
     "nvlink_effective_bytes_per_s", "A100_INTRA_BYTES_PER_S", "NodeNetwork", "node_network", "DGX_A100",
     "DGX_H100", "DGX_1_V100", "A100_PCIE_SERVER", "PRESETS", "DGX_A100_INTER_BYTES_PER_S",
 ]
@@ -47,18 +58,69 @@ IB_HDR_BYTES_PER_S = 200e9 / 8  # source: nvidia2020dgxa100wp
 IB_NDR_BYTES_PER_S = 400e9 / 8  # source: nvidia2024basepod
 
 
-def _two_gpu_latency_s() -> float:
-    rec = next(r for r in results.records(benchmark="all-reduce", kind="published") if r.id == "nccl583-a100-2gpu-latency")
-    return rec.figures["time_us"] * 1e-6
+#: The published nccl-tests logs the latency terms are derived from (``ampere/data/published/collectives.json``):
+#: all-reduces of 4 and 8 A100s in one node, and of 2 and 16 nodes of 8 A100s, one process per GPU, NCCL 2.8.4
+#: [abci2021benchmark]. The chapter tests the terms against other logs.
+LATENCY_RECORDS: dict[str, str] = {
+    "intra_4": "abci2-a100-4gpu-all-reduce", "intra_8": "abci2-a100-8gpu-all-reduce",
+    "inter_2": "abci2-a100-2node-all-reduce", "inter_16": "abci2-a100-16node-all-reduce"}
+#: Message sizes (bytes) taken as "tiny": the time no longer depends on the size (the latency floor).
+TINY_SIZE_RANGE_BYTES = (8, 64)
 
 
-#: Per-step latency inside a node: half the time a 32-byte all-reduce takes on two A100s (nccl#583,
-#: record ``nccl583-a100-2gpu-latency``), i.e. each of the ring's 2(n-1) = 2 steps. An upper bound:
-#: launch overhead is included.
-A100_INTRA_LATENCY_S = _two_gpu_latency_s() / 2  # source: nccl583
-#: Per-step latency between nodes: an assumption of the model (InfiniBand wire latency is about a
-#: microsecond; NCCL's network proxy adds several), stated in the chapters, not a measurement.
-INTER_LATENCY_S = 10e-6
+def tiny_all_reduce_us(record_id: str) -> float:
+    """Latency floor of a published nccl-tests sweep: the median time (µs) of its sizes from 8 to 64 bytes.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "What a tiny all-reduce costs". The median of the
+    four rows rather than the first: the first size of a sweep often carries a warm-up outlier.
+    """
+    if not isinstance(record_id, str):
+        raise TypeError(f"record_id must be a string, got {record_id!r} ({type(record_id).__name__})")
+    recs = {r.id: r for r in results.records(benchmark="all-reduce", kind="published")
+            if "sweep_size_bytes" in r.figures and "sweep_time_us" in r.figures}
+    check.one_of("record_id", record_id, sorted(recs))
+    fig = recs[record_id].figures
+    lo, hi = TINY_SIZE_RANGE_BYTES
+    times = sorted(t for s, t in zip(fig["sweep_size_bytes"], fig["sweep_time_us"]) if lo <= s <= hi)
+    if not times:
+        raise ValueError(f"record_id={record_id!r} has no size between {lo} and {hi} bytes")
+    mid = len(times) // 2
+    return times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
+
+
+def _param(record_id: str, name: str) -> int:
+    rec = next(r for r in results.records(benchmark="all-reduce", kind="published") if r.id == record_id)
+    return int(rec.params[name])
+
+
+def _intra_terms() -> tuple[float, float]:
+    """(overhead, hop) in seconds from t(n) = overhead + 2(n-1) hop on the two one-node logs."""
+    a, b = LATENCY_RECORDS["intra_4"], LATENCY_RECORDS["intra_8"]
+    hops_a, hops_b = 2 * (_param(a, "gpus") - 1), 2 * (_param(b, "gpus") - 1)
+    ta, tb = tiny_all_reduce_us(a), tiny_all_reduce_us(b)
+    hop = (tb - ta) / (hops_b - hops_a)
+    return (ta - hops_a * hop) * 1e-6, hop * 1e-6
+
+
+def _inter_terms(intra_hop_s: float) -> tuple[float, float]:
+    """(overhead, hop) in seconds from NCCL's tree across N nodes of g GPUs, on the two multi-node logs:
+    t(N) = overhead + 2 (g - 1) intra_hop + 2 log2(N) hop (a chain inside each node, a tree between nodes)."""
+    a, b = LATENCY_RECORDS["inter_2"], LATENCY_RECORDS["inter_16"]
+    na, nb = _param(a, "nodes"), _param(b, "nodes")
+    g = _param(a, "gpus") // na
+    ta, tb = tiny_all_reduce_us(a), tiny_all_reduce_us(b)
+    hop = (tb - ta) / (2 * math.log2(nb) - 2 * math.log2(na))
+    return (ta - 2 * (g - 1) * intra_hop_s * 1e6 - 2 * math.log2(na) * hop) * 1e-6, hop * 1e-6
+
+
+#: Fixed cost of one collective inside a node of A100s (launch, start and end synchronisation) and the
+#: cost of one NVLink hop, derived from the 4- and 8-GPU logs of :data:`LATENCY_RECORDS` (about 8.2 µs and
+#: 0.64 µs). A tiny all-reduce on n GPUs costs overhead + 2(n-1) hops: about 17 µs on 8 GPUs.
+A100_INTRA_OVERHEAD_S, A100_INTRA_LATENCY_S = _intra_terms()  # source: abci2021benchmark
+#: Fixed cost of a collective that spans nodes and the cost of one hop between nodes (InfiniBand HDR,
+#: NCCL's proxy included), derived from the 2- and 16-node logs of :data:`LATENCY_RECORDS` (about 13.7 µs
+#: and 4.9 µs).
+INTER_OVERHEAD_S, INTER_LATENCY_S = _inter_terms(A100_INTRA_LATENCY_S)  # source: abci2021benchmark
 
 
 def nvlink_bytes_per_s_per_direction(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> float:
@@ -102,6 +164,8 @@ class NodeNetwork:
     inter_latency_s: float
     source: str = ""  # bib key of the node's network description
     note: str = ""
+    intra_overhead_s: float = A100_INTRA_OVERHEAD_S  # fixed cost of a collective inside one node
+    inter_overhead_s: float = INTER_OVERHEAD_S  # fixed cost of a collective that spans nodes
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gpu", specs.get(self.gpu).name)
@@ -118,6 +182,8 @@ class NodeNetwork:
             raise ValueError(f"hca_bytes_per_s must be > 0 when hcas_per_node={h}, got {bw:g}")
         object.__setattr__(self, "hca_bytes_per_s", bw)
         object.__setattr__(self, "inter_latency_s", check.nonneg("inter_latency_s", self.inter_latency_s))
+        object.__setattr__(self, "intra_overhead_s", check.nonneg("intra_overhead_s", self.intra_overhead_s))
+        object.__setattr__(self, "inter_overhead_s", check.nonneg("inter_overhead_s", self.inter_overhead_s))
         for name in ("name", "source", "note"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a string, got {getattr(self, name)!r}")
@@ -131,6 +197,20 @@ class NodeNetwork:
     def inter_bytes_per_s_per_gpu(self) -> float:
         """Compute-fabric bandwidth per GPU, per direction (DGX A100: 25 GB/s)."""
         return self.inter_bytes_per_s / self.gpus_per_node
+
+    @property
+    def ring_bytes_per_s(self) -> float:
+        """Bus bandwidth a multi-node NCCL ring can reach, per direction: the slower of one GPU's share
+        inside the node and the node's whole injection bandwidth.
+
+        NCCL builds each ring (channel) so that it enters and leaves every node through the same adapter
+        index, a "rail"; with at least one channel per adapter all of them carry traffic at once, so the
+        inter-node hops of the rings share ``inter_bytes_per_s`` (DGX A100: 8 x 25 = 200 GB/s), not one
+        adapter's 25 GB/s. A single box (no adapters) gives its intra-node rate.
+        """
+        if not self.hcas_per_node:
+            return self.intra_bytes_per_s
+        return min(self.intra_bytes_per_s, self.inter_bytes_per_s)
 
     @property
     def gpus_per_hca(self) -> float:
@@ -151,7 +231,8 @@ class NodeNetwork:
 def node_network(gpu: str | specs.GPUSpec = "A100-SXM4-80GB", gpus_per_node: int = 8, hcas_per_node: int = 8,
                  hca_bytes_per_s: float = IB_HDR_BYTES_PER_S, nvlink_domain: int | None = None,
                  intra_latency_s: float = A100_INTRA_LATENCY_S, inter_latency_s: float = INTER_LATENCY_S,
-                 name: str = "") -> NodeNetwork:
+                 name: str = "", intra_overhead_s: float = A100_INTRA_OVERHEAD_S,
+                 inter_overhead_s: float = INTER_OVERHEAD_S) -> NodeNetwork:
     """A node built from its parts: ``gpus_per_node`` GPUs, ``hcas_per_node`` ports of ``hca_bytes_per_s``.
 
     Chapter: *NVLink, NVSwitch and collectives*, "Across nodes". The NVLink domain defaults to the whole
@@ -175,7 +256,8 @@ def node_network(gpu: str | specs.GPUSpec = "A100-SXM4-80GB", gpus_per_node: int
     intra = nvlink_effective_bytes_per_s(spec) if d == g and d > 1 else spec.pcie_bytes_per_s * PCIE_EFFICIENCY
     label = name or f"{g} x {spec.name}, {hcas_per_node} x {hca_bytes_per_s * 8 / 1e9:.0f} Gb/s"
     return NodeNetwork(label, spec.name, g, d, intra, intra_latency_s, hcas_per_node, hca_bytes_per_s,
-                       inter_latency_s, note="built by node_network()")
+                       inter_latency_s, note="built by node_network()", intra_overhead_s=intra_overhead_s,
+                       inter_overhead_s=inter_overhead_s)
 
 
 #: DGX A100: 8 x A100 on 6 NVSwitches, 8 single-port ConnectX-6 HDR adapters for the compute fabric.
@@ -187,8 +269,8 @@ DGX_A100 = NodeNetwork(
 DGX_H100 = NodeNetwork(
     "DGX H100", "H100-SXM5-80GB", 8, 8, nvlink_effective_bytes_per_s("H100-SXM5-80GB"), A100_INTRA_LATENCY_S,
     8, IB_NDR_BYTES_PER_S, INTER_LATENCY_S, source="nvidia2024basepod",
-    note="18 NVLink 4 links x 25 GB/s x 0.8 through NVSwitch; 8 x NDR 400 Gb/s per node; the step "
-         "latency of the A100 is assumed")
+    note="18 NVLink 4 links x 25 GB/s x 0.8 through NVSwitch; 8 x NDR 400 Gb/s per node; the latency "
+         "terms of the A100 are assumed")
 #: DGX-1 (V100): hybrid cube-mesh of NVLink 2, 4 x EDR 100 Gb/s per node [nvidia2017dgx1].
 DGX_1_V100 = NodeNetwork(
     "DGX-1 (V100)", "V100-SXM2-32GB", 8, 8, nvlink_effective_bytes_per_s("V100-SXM2-32GB"), A100_INTRA_LATENCY_S,

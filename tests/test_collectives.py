@@ -220,36 +220,85 @@ def test_hierarchical_invalid_inputs():
 
 # --- on node networks ---------------------------------------------------------------------------------------------
 
-def test_all_reduce_time_on_a_network_is_ring_inside_and_hierarchical_across():
+def test_all_reduce_time_on_a_network_is_a_ring_inside_and_a_rail_ring_across():
     S = 1e9
-    assert C.all_reduce_time(S, 8) == pytest.approx(C.collective_time("all_reduce", S, 8, F.A100_INTRA_BYTES_PER_S,
-                                                                      F.A100_INTRA_LATENCY_S))
-    assert C.all_reduce_time(S, 64) == pytest.approx(C.hierarchical_all_reduce_time(S, 8))
-    # a 4-HCA node has half the injection bandwidth: the inter-node phase takes twice as long (latency aside)
-    four = F.node_network(hcas_per_node=4, intra_latency_s=0.0, inter_latency_s=0.0)
-    eight = F.node_network(hcas_per_node=8, intra_latency_s=0.0, inter_latency_s=0.0)
-    t4, t8 = C.all_reduce_time(S, 128, four), C.all_reduce_time(S, 128, eight)
-    intra = C.collective_time("all_reduce", S, 8, eight.intra_bytes_per_s, 0.0)
-    assert (t4 - intra) == pytest.approx(2 * (t8 - intra))
+    d = F.DGX_A100
+    # inside a node: the fixed overhead once, plus one NVLink hop per ring step
+    assert C.all_reduce_time(S, 8) == pytest.approx(C.collective_time(
+        "all_reduce", S, 8, F.A100_INTRA_BYTES_PER_S, F.A100_INTRA_LATENCY_S, overhead_s=F.A100_INTRA_OVERHEAD_S))
+    assert C.all_reduce_time(8, 8) == pytest.approx(F.A100_INTRA_OVERHEAD_S + 14 * F.A100_INTRA_LATENCY_S, rel=1e-4)
+    # across nodes: 2(N-1) of the 2(n-1) hops cross the network, bandwidth min(B_intra, B_node) (pipelined)
+    n, N = 64, 8
+    by_hand = (d.inter_overhead_s + (2 * (n - 1) - 2 * (N - 1)) * d.intra_latency_s + 2 * (N - 1) * d.inter_latency_s
+               + 2 * (n - 1) / n * S / min(d.intra_bytes_per_s, d.inter_bytes_per_s))
+    assert C.all_reduce_time(S, n) == pytest.approx(by_hand)
+    tree = d.inter_overhead_s + 2 * (7 * d.intra_latency_s + 3 * d.inter_latency_s) + 2 * S / d.ring_bytes_per_s
+    assert C.all_reduce_time(S, n, inter_algorithm="tree") == pytest.approx(tree)
+    # a 4-HCA node has half the injection bandwidth: the bandwidth term doubles (latency aside)
+    four = F.node_network(hcas_per_node=4, intra_latency_s=0.0, inter_latency_s=0.0, inter_overhead_s=0.0)
+    eight = F.node_network(hcas_per_node=8, intra_latency_s=0.0, inter_latency_s=0.0, inter_overhead_s=0.0)
+    assert C.all_reduce_time(S, 128, four) == pytest.approx(2 * C.all_reduce_time(S, 128, eight))
+    # the rings use all eight rails: 200 GB/s per node, eight times one adapter's 25 GB/s
+    assert 2 * 127 / 128 * S / C.all_reduce_time(S, 128, eight) == pytest.approx(200e9)
     with pytest.raises(ValueError, match="gpus=12 must be <= 8 or a multiple"):
         C.all_reduce_time(S, 12)
     with pytest.raises(TypeError, match="NodeNetwork"):
         C.all_reduce_time(S, 16, network="DGX A100")
     assert C.all_reduce_time(S, np.int64(16)) == C.all_reduce_time(S, 16)
+    assert C.all_reduce_time(S, 1) == 0.0
+
+
+def test_tree_inside_a_node_is_a_chain_never_faster_than_the_ring():
+    for S in (8, 1e3, 1e6, 1e9):
+        for n in (2, 4, 8):
+            ring = C.nccl_collective_time("all_reduce", S, n)
+            chain = C.nccl_collective_time("all_reduce", S, n, algorithm="tree")
+            assert chain >= ring
+    assert C.nccl_collective_time("all_reduce", 8, 8, algorithm="tree") == pytest.approx(
+        C.nccl_collective_time("all_reduce", 8, 8), rel=1e-3)
 
 
 def test_network_collective_time_other_ops():
     S = 64e6
-    assert C.network_collective_time("all_gather", S, 8) == pytest.approx(
-        C.collective_time("all_gather", S, 8, F.A100_INTRA_BYTES_PER_S, F.A100_INTRA_LATENCY_S))
-    assert C.network_collective_time("all_gather", S, 16) == pytest.approx(
-        C.collective_time("all_gather", S, 16, 25e9, F.INTER_LATENCY_S))
+    d = F.DGX_A100
+    assert C.network_collective_time("all_gather", S, 8) == pytest.approx(C.collective_time(
+        "all_gather", S, 8, F.A100_INTRA_BYTES_PER_S, F.A100_INTRA_LATENCY_S, overhead_s=F.A100_INTRA_OVERHEAD_S))
+    by_hand = d.inter_overhead_s + 14 * d.intra_latency_s + 1 * d.inter_latency_s + 15 / 16 * S / 200e9
+    assert C.network_collective_time("all_gather", S, 16) == pytest.approx(by_hand)
     assert C.network_collective_time("all_reduce", S, 16) == C.all_reduce_time(S, 16)
     with pytest.raises(ValueError, match="op='alltoall'"):
         C.network_collective_time("alltoall", S, 8)
+    with pytest.raises(ValueError, match="tree"):
+        C.nccl_collective_time("all_gather", S, 16, algorithm="tree")
+    with pytest.raises(ValueError, match="no compute-fabric adapters"):
+        C.nccl_collective_time("all_reduce", S, 16, F.DGX_A100.with_(hcas_per_node=0, hca_bytes_per_s=0.0))
+    with pytest.raises(ValueError, match="algorithm"):
+        C.nccl_collective_time("all_reduce", S, 8, algorithm="mesh")
+    with pytest.raises(TypeError, match="gpus"):
+        C.nccl_collective_time("all_reduce", S, 8.0)
 
 
 def test_import_does_not_load_torch():
     code = "import sys, ampere.collectives, ampere.fabrics, ampere.pricing; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_overhead_is_paid_once_and_validated():
+    t0 = C.collective_time("all_reduce", 1e6, 8, 240e9, 1e-6)
+    assert C.collective_time("all_reduce", 1e6, 8, 240e9, 1e-6, overhead_s=8e-6) == pytest.approx(t0 + 8e-6)
+    assert C.collective_time("all_reduce", 1e6, 1, 240e9, 1e-6, overhead_s=8e-6) == 0.0  # one rank: nothing to do
+    with pytest.raises(ValueError, match="overhead_s must be >= 0"):
+        C.collective_time("all_reduce", 1e6, 8, 240e9, 1e-6, overhead_s=-1e-6)
+    with pytest.raises(TypeError, match="overhead_s must be a number"):
+        C.collective_time("all_reduce", 1e6, 8, 240e9, 1e-6, overhead_s="8us")
+    # the 90 % size grows with the overhead: S = x (o + a alpha) B / (b (1 - x)) for the ring
+    s = C.size_for_busbw_fraction("all_reduce", 0.9, 8, 240e9, 0.5e-6, overhead_s=8e-6)
+    assert s == pytest.approx(0.9 * (8e-6 + 14 * 0.5e-6) * 240e9 / (1.75 * 0.1))
+    t = C.collective_time("all_reduce", s, 8, 240e9, 0.5e-6, overhead_s=8e-6)
+    assert C.bus_bandwidth("all_reduce", s / t, 8) == pytest.approx(0.9 * 240e9)
+    parts = C.hierarchical_all_reduce_breakdown(1e9, 4, overhead_s=10e-6)
+    bare = C.hierarchical_all_reduce_breakdown(1e9, 4)
+    assert parts.total_s == pytest.approx(bare.total_s + 10e-6) and bare.overhead_s == 0.0
+    assert C.hierarchical_all_reduce_time(1e9, 1, overhead_s=5e-6) == pytest.approx(
+        C.hierarchical_all_reduce_time(1e9, 1) + 5e-6)

@@ -69,3 +69,49 @@ def test_nvlink_domain_needs_nvlink():
         F.node_network("T4", nvlink_domain=2)
     with pytest.raises(TypeError, match="name must be a string"):
         F.DGX_A100.with_(name=3)
+
+
+def test_latency_terms_are_derived_from_the_named_published_logs():
+    from ampere import results
+
+    recs = {r.id: r for r in results.records(benchmark="all-reduce", kind="published")}
+    for rid in F.LATENCY_RECORDS.values():
+        assert rid in recs and recs[rid].source == "abci2021benchmark"
+    t4 = F.tiny_all_reduce_us(F.LATENCY_RECORDS["intra_4"])
+    t8 = F.tiny_all_reduce_us(F.LATENCY_RECORDS["intra_8"])
+    # the two one-node floors are reproduced exactly: overhead + 2(n-1) hops
+    assert (F.A100_INTRA_OVERHEAD_S + 6 * F.A100_INTRA_LATENCY_S) * 1e6 == pytest.approx(t4)
+    assert (F.A100_INTRA_OVERHEAD_S + 14 * F.A100_INTRA_LATENCY_S) * 1e6 == pytest.approx(t8)
+    t2 = F.tiny_all_reduce_us(F.LATENCY_RECORDS["inter_2"])
+    t16 = F.tiny_all_reduce_us(F.LATENCY_RECORDS["inter_16"])
+    chain = 14 * F.A100_INTRA_LATENCY_S
+    assert (F.INTER_OVERHEAD_S + chain + 2 * F.INTER_LATENCY_S) * 1e6 == pytest.approx(t2)
+    assert (F.INTER_OVERHEAD_S + chain + 8 * F.INTER_LATENCY_S) * 1e6 == pytest.approx(t16)
+    # physical sanity: a fixed part of microseconds, sub-microsecond NVLink hops, slower network hops
+    assert 5e-6 < F.A100_INTRA_OVERHEAD_S < 12e-6 and 0.2e-6 < F.A100_INTRA_LATENCY_S < 1.5e-6
+    assert F.INTER_LATENCY_S > 3 * F.A100_INTRA_LATENCY_S and F.INTER_OVERHEAD_S > F.A100_INTRA_OVERHEAD_S
+    d = F.DGX_A100
+    assert (d.intra_overhead_s, d.inter_overhead_s) == (F.A100_INTRA_OVERHEAD_S, F.INTER_OVERHEAD_S)
+
+
+def test_tiny_all_reduce_us_takes_the_median_of_8_to_64_bytes_and_refuses_bad_ids():
+    from ampere import results
+
+    rec = next(r for r in results.records(benchmark="all-reduce", kind="published")
+               if r.id == "abci2-a100-8gpu-all-reduce")
+    rows = sorted(t for s, t in zip(rec.figures["sweep_size_bytes"], rec.figures["sweep_time_us"]) if 8 <= s <= 64)
+    assert len(rows) == 4 and F.tiny_all_reduce_us(rec.id) == pytest.approx((rows[1] + rows[2]) / 2)
+    with pytest.raises(ValueError, match="record_id"):
+        F.tiny_all_reduce_us("nccltests175-a100-8gpu-all-reduce")  # a peak, not a sweep
+    with pytest.raises(TypeError, match="record_id must be a string"):
+        F.tiny_all_reduce_us(7)
+
+
+def test_ring_bytes_per_s_is_the_slower_of_nvlink_and_the_node_injection():
+    assert F.DGX_A100.ring_bytes_per_s == pytest.approx(200e9)
+    assert F.node_network(hcas_per_node=4).ring_bytes_per_s == pytest.approx(100e9)
+    assert F.DGX_H100.ring_bytes_per_s == pytest.approx(F.DGX_H100.intra_bytes_per_s)  # 360 < 8 x 50 GB/s
+    box = F.node_network("T4", gpus_per_node=4, hcas_per_node=0, hca_bytes_per_s=0)
+    assert box.ring_bytes_per_s == box.intra_bytes_per_s
+    with pytest.raises(ValueError, match="intra_overhead_s must be >= 0"):
+        F.node_network(intra_overhead_s=-1.0)

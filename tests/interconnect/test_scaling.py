@@ -15,8 +15,9 @@ def test_data_parallel_step_by_hand():
     dgx = ic.systems()["DGX A100 (NVLink 3, NVSwitch)"]
     step = ic.data_parallel_step(dgx, 16, tokens_per_gpu=4096)
     compute = 6 * ic.BERT_LARGE_PARAMS * 4096 / (0.4 * specs.get("A100-SXM4-80GB").peak_flops("fp16"))
-    comm = ic.hierarchical_all_reduce_time(2 * ic.BERT_LARGE_PARAMS, 2, 8, dgx.intra_bytes_per_s,
-                                           dgx.inter_bytes_per_s, dgx.intra_latency_s, dgx.inter_latency_s)
+    S, n, N = 2 * ic.BERT_LARGE_PARAMS, 16, 2  # NCCL's rail ring over two nodes, by hand
+    comm = (dgx.inter_overhead_s + (2 * (n - 1) - 2 * (N - 1)) * dgx.intra_latency_s + 2 * (N - 1) * dgx.inter_latency_s
+            + 2 * (n - 1) / n * S / min(dgx.intra_bytes_per_s, dgx.inter_bytes_per_s))
     assert step.compute_s == pytest.approx(compute) and step.all_reduce_s == pytest.approx(comm)
     assert step.efficiency == pytest.approx(compute / (compute + comm))
     assert ic.data_parallel_step(dgx, 1, tokens_per_gpu=4096).efficiency == 1.0
