@@ -115,7 +115,7 @@ class MemoryFigure:
 @functools.lru_cache(maxsize=1)
 def _memory_figures() -> Mapping[tuple[str, str], MemoryFigure]:
     """The memory table as {(gpu, quantity): MemoryFigure}, read once from ``ampere/data/tables``."""
-    from . import results
+    from .. import results
 
     out: dict[tuple[str, str], MemoryFigure] = {}
     for row in results.table(_MEMORY_TABLE)["rows"]:
