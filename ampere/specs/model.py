@@ -291,7 +291,7 @@ class GPUSpec:
 
         ``bytes_per_s`` defaults to the datasheet DRAM bandwidth; pass ``l2_bytes_per_s`` for the L2 roof.
         """
-        from . import check
+        from .. import check
 
         bandwidth = self.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s)
         return self.peak_flops(precision) / bandwidth
