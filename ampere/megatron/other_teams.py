@@ -12,8 +12,9 @@ it (multiple of 128 t); tied embeddings; an interleave of 1; no sequence paralle
 stack's FlashAttention choice; the node network of a DGX A100 (8 GPUs, 8 HDR adapters) with the run's
 adapter count where stated (BLOOM: 4 Omni-Path links per node, their speed not stated, so HDR's is assumed,
 an upper bound). A run is **scored** when its source states the parallel layout, the microbatch, the
-recomputation and the global batch, and publishes its throughput as time, tokens or FLOP/s in a stated
-convention; the others are shown with the reason.
+recomputation and the global batch, publishes its throughput as time, tokens or FLOP/s in a stated
+convention, and fits in the card's memory as configured (a run that does not must have offloaded to host
+memory, which the time model does not contain, or differed otherwise); the others are shown with the reason.
 """
 
 from __future__ import annotations
@@ -230,6 +231,9 @@ def team_rows(**overrides: Any) -> list[dict[str, Any]]:
             continue
         est = _predict(run, **overrides)
         pub = _published_time(run, est)
+        if row["scored"] and not est.fits_in_memory:  # by the model's own count the run did something else
+            row.update(scored=False, why_not_scored=f"needs {est.memory_bytes_per_gpu / 1e9:.0f} GB per GPU as "
+                       "configured: the run offloaded to host memory (not in the time model) or differed")
         differs = _differences(run, est)
         row.update(predicted_time_s=est.time_per_iteration_s, published_time_s=pub,
                    error=(est.time_per_iteration_s / pub - 1) if pub else None,

@@ -182,10 +182,15 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
         rs = dp_collective(hw, "reduce_scatter", reduce_bytes * layer_params, t, d)
         if sw.zero3_prefetch == "both":  # the next layer's gather runs beside this layer's compute
             per_layer = overlapped(ag, fwd_compute, k_dp) + overlapped(ag + rs, bwd_compute, k_dp)
-        elif sw.zero3_prefetch == "forward":  # backward: gathered after the gradient computation, exposed
-            per_layer = overlapped(ag, fwd_compute, k_dp) + ag + overlapped(rs, bwd_compute, k_dp)
-        else:  # gathered just before each layer; the gradients' reduce-scatter still overlaps (overlap_comm)
-            per_layer = 2 * ag + (overlapped(rs, bwd_compute, k_dp) if sw.dp_overlap else rs)
+        elif sw.zero3_prefetch == "forward":  # backward: the next layer's gather is issued after this layer's
+            # gradients, beside their reduce-scatter (they share the adapters): exposed; the rest of the
+            # reduce-scatter runs beside the next layer's compute
+            shared = min(ag, rs)
+            per_layer = overlapped(ag, fwd_compute, k_dp) + ag + shared + overlapped(rs - shared, bwd_compute, k_dp)
+        else:  # gathered just before each layer: in the backward pass beside the last reduce-scatter, whose
+            # rest overlaps the next layer's compute when the stack overlaps gradient reduction (overlap_comm)
+            shared = min(ag, rs)
+            per_layer = 2 * ag + shared + (overlapped(rs - shared, bwd_compute, k_dp) if sw.dp_overlap else rs - shared)
         first = ag if sw.zero3_prefetch != "none" else 0.0  # the first layer's gather overlaps nothing
         table = cfg.vocab * h / t
         emb_ag = dp_collective(hw, "all_gather", 2.0 * table, t, d)

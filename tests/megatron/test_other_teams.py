@@ -13,7 +13,7 @@ def test_every_record_becomes_a_run_with_a_stack():
     assert len(runs) == 24
     assert {r.software.name for r in runs} >= {"fsdp", "megatron-deepspeed", "deepspeed-zero3", "ddp-flash"}
     scored = [r for r in runs if r.scored]
-    assert len(scored) == 18
+    assert len(scored) == 18  # stated enough to predict; team_rows also drops the runs that do not fit
     for r in runs:
         assert r.scored == (r.why_not_scored == "")
     bloom = next(r for r in runs if r.id.startswith("bigscience"))
@@ -24,7 +24,9 @@ def test_errors_per_group_with_no_fitted_constant():
     rows = M.team_rows()
     groups = {g.team: g for g in M.team_groups(rows)}
     every = groups["all scored runs"]
-    assert every.scored == 18
+    assert every.scored == 16
+    assert all("host memory" in r["why_not_scored"] for r in rows if r["id"].startswith(("deepspeed-azure-zero3-1t",
+                                                                                        "deepspeed-azure-zero3-2t")))
     errs = [abs(r["error"]) for r in rows if r["scored"]]
     assert every.mean_abs_error == statistics.mean(errs)
     assert every.mean_abs_error <= 0.12  # acceptance: mean |error| <= 12 %
