@@ -198,7 +198,7 @@ def _differences(run: TeamRun, est: Estimate) -> list[str]:
     if lay.tensor > 1 and not sw.tp_overlap:
         out.append("synchronous tensor-parallel collectives")
     if opts["recompute"] != "selective":
-        out.append(f"{opts['recompute']} recomputation")
+        out.append({"full": "full recomputation", "none": "no recomputation"}[opts["recompute"]])
     if opts["zero_stage"]:
         out.append(f"ZeRO-{opts['zero_stage']}" + (f" (prefetch: {sw.zero3_prefetch})" if opts["zero_stage"] == 3 else ""))
     if lay.data > 1:

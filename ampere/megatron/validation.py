@@ -133,7 +133,7 @@ def table5_rows(**overrides: Any) -> list[dict[str, Any]]:
     out = []
     for rec in results.records(benchmark="training-run", kind="published"):
         if rec.params.get("table") != "Table 5":
-            continue  # (the records are read in file order: 22B, 175B, 530B, 1T; full, then selective)
+            continue
         cfg, lay, est = _run_2022(rec, **overrides)
         pub = rec.figure("time_per_iteration_s")
         out.append({"id": rec.id, "model": rec.params["model"], "gpus": rec.params["gpus"],
@@ -144,7 +144,8 @@ def table5_rows(**overrides: Any) -> list[dict[str, Any]]:
                     "error": est.time_per_iteration_s / pub - 1, "predicted_mfu": est.mfu,
                     "memory_gb": est.memory_bytes_per_gpu / 1e9, "fits": est.fits_in_memory,
                     "label": rec.label(), "estimate": est})
-    return out
+    size = {"22B": 0, "175B": 1, "530B": 2, "1T": 3}
+    return sorted(out, key=lambda r: (size.get(r["model"], 9), r["recompute"] != "full"))
 
 
 def runs_2022() -> list[dict[str, Any]]:
