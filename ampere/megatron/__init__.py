@@ -74,7 +74,7 @@ from .published import TABLE1, TABLE2, TRAINING_ESTIMATES, table1_config
 from .schedules import SCHEDULES, ScheduleResult, bubble_formula, schedule_ops, simulate_schedule
 from .search import search_layouts
 from .sizing import RECOMPUTE, GPTConfig, flops_per_iteration, params, training_days
-from .throughput import (CATEGORIES, COMMUNICATION, PRECISIONS, Estimate, _row_estimate, estimate,  # noqa: F401
+from .throughput import (CATEGORIES, CATEGORY_LABELS, COMMUNICATION, PRECISIONS, Estimate, _row_estimate, estimate,  # noqa: F401
                          system_efficiency)
 from .stacks import DEFAULT_STACK, STACK_FIELDS, STACKS, ZERO3_PREFETCH, Software, software
 from .comms import overlapped, step_collectives
@@ -103,5 +103,5 @@ __all__ = [
     "Software", "software", "overlapped", "step_collectives", "DEFAULT_CONVENTION", "GEMM_CEILINGS",
     "FLOP_CONVENTIONS", "ZERO3_PREFETCH", "table5_rows", "TeamGroup", "TeamRun", "team_groups", "team_rows",
     "team_runs", "cross_check", "peer_explanations", "context_parallel", "expert_parallel", "overlap_effect",
-    "tp_efficiency",
+    "tp_efficiency", "CATEGORY_LABELS",
 ]

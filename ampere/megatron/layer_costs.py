@@ -26,7 +26,7 @@ from .hardware import _flash_roofline, _gemm, _Hardware, attention_efficiency, f
 from .inputs import MEMORY_OPS, UNFUSED_OPS
 
 #: The per-layer categories, in the order of :data:`ampere.megatron.CATEGORIES`.
-LAYER_CATEGORIES = ("layer GEMMs", "attention", "other memory-bound", "tensor-parallel collectives")
+LAYER_CATEGORIES = ("layer GEMMs", "attention", "other memory-bound", "tensor-parallel all-reduce")
 
 
 def layer_costs(cfg: TransformerShape, hw: _Hardware, t: int, b: int, sequence_parallel: bool = False,
@@ -95,13 +95,13 @@ def layer_costs(cfg: TransformerShape, hw: _Hardware, t: int, b: int, sequence_p
     if t > 1:
         if sequence_parallel:
             ag, rs = tp_collective(hw, "all_gather", nbytes, t), tp_collective(hw, "reduce_scatter", nbytes, t)
-            fwd["tensor-parallel collectives"] = 2 * (ag + rs)
+            fwd["tensor-parallel all-reduce"] = 2 * (ag + rs)
             back = 2 * ag  # output gradients of the two row-parallel GEMMs, gathered before their GEMMs
             for dgrad, wgrad in column:  # input re-gather beside dgrad, gradient reduce-scatter beside wgrad
                 back += (overlapped(ag, dgrad, slowdown) + overlapped(rs, wgrad, slowdown)) if tp_overlap else ag + rs
         else:
             ar = tp_collective(hw, "all_reduce", nbytes, t)
-            fwd["tensor-parallel collectives"] = 2 * ar
+            fwd["tensor-parallel all-reduce"] = 2 * ar
             back = sum(overlapped(ar, wgrad, slowdown) if tp_overlap else ar for _dgrad, wgrad in column)
-        bwd["tensor-parallel collectives"] = back
+        bwd["tensor-parallel all-reduce"] = back
     return {"fwd": fwd, "bwd": bwd}

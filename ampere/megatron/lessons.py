@@ -46,7 +46,7 @@ def tp_efficiency(cfg: TransformerShape, tensor: int, microbatch: int = 1, *, ac
 
     one = total(layer_costs(cfg, hw1, 1, b))
     split = layer_costs(cfg, hw, t, b, sequence_parallel and t > 1)
-    comm = split["fwd"]["tensor-parallel collectives"] + split["bwd"]["tensor-parallel collectives"]
+    comm = split["fwd"]["tensor-parallel all-reduce"] + split["bwd"]["tensor-parallel all-reduce"]
     return {"tensor": t, "efficiency": one / (t * total(split)), "communication_share": comm / total(split),
             "layer_s": total(split)}
 

@@ -35,10 +35,16 @@ from .stacks import software as _software
 #: Categories of :attr:`Estimate.breakdown`, in the order the chapter plots them.
 CATEGORIES: tuple[str, ...] = LAYER_CATEGORIES + (
     "pipeline sends", "gradient accumulation", "embedding, logits, loss", "pipeline bubble",
-    "data-parallel collectives", "optimizer step", "unmodelled (system efficiency)",
+    "data-parallel all-reduce", "optimizer step", "unmodelled (system efficiency)",
 )
+#: How the chapter labels the categories whose names keep their 2021 wording for the programs that read them:
+#: "all-reduce" covers every collective of its kind (with sequence parallelism reduce-scatters and
+#: all-gathers, the backward re-gather included; with ZeRO the reduce-scatter and all-gather, with ZeRO-3
+#: every layer's weight gathers).
+CATEGORY_LABELS: dict[str, str] = {"tensor-parallel all-reduce": "tensor-parallel collectives",
+                                   "data-parallel all-reduce": "data-parallel collectives (ZeRO gathers included)"}
 #: The categories that are communication (:meth:`Estimate.communication_share`).
-COMMUNICATION = ("tensor-parallel collectives", "pipeline sends", "data-parallel collectives")
+COMMUNICATION = ("tensor-parallel all-reduce", "pipeline sends", "data-parallel all-reduce")
 #: Numeric precision of a run: it sets how gradients are accumulated and reduced (bf16: in fp32).
 PRECISIONS = ("fp16", "bf16")
 #: Bounds of :func:`estimate`'s integer arguments (they size loops and simulations).
@@ -175,9 +181,9 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
     layer_params = n_par["max"] / max(layers, 1)
     dp_per_mb = 0.0
     if zero_stage == 3 and d > 1:  # weights gathered for each layer's forward and backward, gradients reduced
-        fwd_compute = sum(val for key, val in lc["fwd"].items() if key != "tensor-parallel collectives")
-        bwd_compute = sum(val for key, val in lc["bwd"].items() if key != "tensor-parallel collectives")
-        bwd_compute += sum(val for key, val in again.items() if key != "tensor-parallel collectives")
+        fwd_compute = sum(val for key, val in lc["fwd"].items() if key != "tensor-parallel all-reduce")
+        bwd_compute = sum(val for key, val in lc["bwd"].items() if key != "tensor-parallel all-reduce")
+        bwd_compute += sum(val for key, val in again.items() if key != "tensor-parallel all-reduce")
         ag = dp_collective(hw, "all_gather", 2.0 * layer_params, t, d)
         rs = dp_collective(hw, "reduce_scatter", reduce_bytes * layer_params, t, d)
         if sw.zero3_prefetch == "both":  # the next layer's gather runs beside this layer's compute
@@ -224,7 +230,7 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
         breakdown[key] += m * val
     breakdown["embedding, logits, loss"] = m * ends
     breakdown["pipeline bubble"] = bubble
-    breakdown["data-parallel collectives"] = m * dp_per_mb + dp_end
+    breakdown["data-parallel all-reduce"] = m * dp_per_mb + dp_end
     breakdown["optimizer step"] = optimizer
     total = modelled / eta
     breakdown["unmodelled (system efficiency)"] = total - modelled

@@ -121,7 +121,7 @@ def test_node_network_is_data():
                                                   network=fabrics.DGX_A100).time_per_iteration_s
     half = M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, network=fabrics.DGX_A100.with_(hcas_per_node=4))
     assert half.breakdown["pipeline sends"] > dgx.breakdown["pipeline sends"]
-    assert half.breakdown["data-parallel collectives"] > dgx.breakdown["data-parallel collectives"]
+    assert half.breakdown["data-parallel all-reduce"] > dgx.breakdown["data-parallel all-reduce"]
     with pytest.raises(TypeError, match="network must be"):
         M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, network="DGX A100")
 
@@ -133,7 +133,7 @@ def test_zero_stages_shard_memory_and_stage_3_adds_gathers():
     assert mems[0] > mems[1] > mems[2] > mems[3]
     assert runs[1].time_per_iteration_s == M.estimate(cfg, 256, 1024, 8, 1, 8,
                                                       distributed_optimizer=True).time_per_iteration_s
-    assert runs[3].breakdown["data-parallel collectives"] > runs[2].breakdown["data-parallel collectives"]
+    assert runs[3].breakdown["data-parallel all-reduce"] > runs[2].breakdown["data-parallel all-reduce"]
     with pytest.raises(ValueError, match="zero_stage"):
         M.estimate(cfg, 256, 1024, 8, 1, 8, zero_stage=4)
     with pytest.raises(ValueError, match="contradicts"):
@@ -163,10 +163,10 @@ def test_sequence_parallel_backward_regathers_the_input():
     lc = layer_costs(cfg, hw, 8, 1, sequence_parallel=True, tp_overlap=False)
     nb = 2.0 * 2048 * cfg.hidden
     ag, rs = comms.tp_collective(hw, "all_gather", nb, 8), comms.tp_collective(hw, "reduce_scatter", nb, 8)
-    assert lc["fwd"]["tensor-parallel collectives"] == pytest.approx(2 * ag + 2 * rs)
-    assert lc["bwd"]["tensor-parallel collectives"] == pytest.approx(4 * ag + 2 * rs)  # 2 AG re-gathers more
+    assert lc["fwd"]["tensor-parallel all-reduce"] == pytest.approx(2 * ag + 2 * rs)
+    assert lc["bwd"]["tensor-parallel all-reduce"] == pytest.approx(4 * ag + 2 * rs)  # 2 AG re-gathers more
     over = layer_costs(cfg, hw, 8, 1, sequence_parallel=True, tp_overlap=True)
-    assert 2 * ag < over["bwd"]["tensor-parallel collectives"] < lc["bwd"]["tensor-parallel collectives"]
+    assert 2 * ag < over["bwd"]["tensor-parallel all-reduce"] < lc["bwd"]["tensor-parallel all-reduce"]
 
 
 def test_estimate_reads_one_set_of_options_for_time_and_memory():
@@ -189,7 +189,7 @@ def test_stacks_change_what_overlaps_and_refuse_what_they_cannot_do():
         M.estimate(cfg, 1536, 2304, 8, 8, 2, 2, software="megatron-deepspeed")
     ds = M.estimate(cfg, 1536, 2304, 8, 8, 2, 1, software="megatron-deepspeed")
     mg = M.estimate(cfg, 1536, 2304, 8, 8, 2, 1, software="megatron-2022")
-    assert mg.breakdown["tensor-parallel collectives"] < ds.breakdown["tensor-parallel collectives"]
+    assert mg.breakdown["tensor-parallel all-reduce"] < ds.breakdown["tensor-parallel all-reduce"]
     with pytest.raises(ValueError, match="software"):
         M.estimate(cfg, 1536, 2304, 8, 8, 2, 1, software="torchtitan")
     with pytest.raises(ValueError, match="precision"):
@@ -205,5 +205,5 @@ def test_zero3_prefetch_hides_gathers():
     none = M.estimate(cfg, 64, 512, 1, 1, 8, software=M.STACKS["fsdp"].with_(zero3_prefetch="none"), **kw)
     fwd = M.estimate(cfg, 64, 512, 1, 1, 8, software="fsdp", **kw)
     both = M.estimate(cfg, 64, 512, 1, 1, 8, software=M.STACKS["fsdp"].with_(zero3_prefetch="both"), **kw)
-    dp = [e.breakdown["data-parallel collectives"] for e in (none, fwd, both)]
+    dp = [e.breakdown["data-parallel all-reduce"] for e in (none, fwd, both)]
     assert dp[0] > dp[1] > dp[2] > 0
