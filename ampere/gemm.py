@@ -30,7 +30,7 @@ from . import check, results, specs
 
 __all__ = ["matmul_flops", "peak_precision_for", "wave_efficiency", "PeakRow", "peak_rows", "MATMUL_METHODS",
            "published_matmul", "matmul_tflops", "matmul_shape", "MAMF_SIBLINGS", "mamf_flops",
-           "quantized_matmul_time", "ELEMENT_BYTES", "alignment_elements"]
+           "quantized_matmul_time", "ELEMENT_BYTES", "alignment_elements", "sustained_matmul_flops"]
 
 #: How a published matmul figure was obtained: "mamf" = the best of a search over many shapes (maximum
 #: achievable matmul FLOPS), "fixed" = one stated shape, "sweep" = a source's summary of a sweep of square
@@ -284,3 +284,26 @@ def mamf_flops(gpu: str | specs.GPUSpec,
     have = sorted({r.gpu for r in published_matmul(precision=precision, method="mamf")})
     raise ValueError(f"gpu={spec.name!r}: no published {precision} MAMF figure (nor for a sibling); "
                      f"GPUs with one: {', '.join(have) or 'none'}")
+
+
+def sustained_matmul_flops(gpu: str | specs.GPUSpec) -> tuple[float, tuple[int, int, int], results.Record] | None:
+    """(FLOP/s, shape, record) of the published 16-bit matmul of one large fixed shape on random data for
+    ``gpu`` (or a GPU of the same silicon and clocks, :data:`MAMF_SIBLINGS` either way), or None.
+
+    A long GEMM on random data runs at the board's power limit, below the best of a quick shape search
+    (:func:`mamf_flops`): on an A100, 8192^3 with random normal inputs, against the same with zeros
+    (``ampere/data/published/matmul.json``). Training runs GEMMs back to back for hours, so the Megatron
+    chapter's time model takes this as its GEMM ceiling where one is published. Chapter: *Megatron-LM*,
+    "A throughput model built from hardware".
+    """
+    spec = specs.get(gpu)
+    names = {spec.name, MAMF_SIBLINGS.get(spec.name)} | {k for k, v in MAMF_SIBLINGS.items() if v == spec.name}
+    found = [r for name in sorted(n for n in names if n) for r in published_matmul(name, method="fixed")
+             if r.params.get("data") == "randn" and r.params.get("precision") in ("fp16", "bf16")
+             and matmul_shape(r) is not None]
+    if not found:
+        return None
+    rec = _newest(found)
+    shape = matmul_shape(rec)
+    assert shape is not None
+    return matmul_tflops(rec) * 1e12, shape, rec

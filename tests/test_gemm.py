@@ -121,6 +121,16 @@ def test_mamf_flops_and_siblings():
         gemm.mamf_flops("A100-SXM4-80GB", "bfloat16")
 
 
+def test_sustained_matmul_is_a_long_gemm_on_random_data_below_the_mamf():
+    from ampere import gemm
+
+    flops, shape, rec = gemm.sustained_matmul_flops("A100-SXM4-80GB")
+    assert rec.params["data"] == "randn" and shape == (8192, 8192, 8192)
+    assert flops < gemm.mamf_flops("A100-SXM4-80GB")[0]  # the power limit: below the best of a search
+    assert gemm.sustained_matmul_flops("A100-SXM4-40GB")[2] is rec  # the same silicon and clocks
+    assert gemm.sustained_matmul_flops("H100-SXM5-80GB") is None
+
+
 def test_quantized_matmul_time_is_waves_times_tile_time_plus_overhead():
     import math
 

@@ -366,3 +366,60 @@ def test_numpy_numbers_and_messages():
         mem.model_memory(7e9, weights="int3")
     with pytest.raises(ValueError, match=r"params must be > 0, got -5"):
         mem.model_memory(-5)
+
+
+# --- conventions: the paper's, Megatron-LM's and DeepSpeed's count of the training state -----------------
+
+
+def test_memory_conventions_as_their_sources_count():
+    from ampere import memory
+
+    assert set(memory.CONVENTIONS) == {"paper", "megatron", "deepspeed"}
+    for n in (1, 8, 512):
+        assert memory.state_bytes_per_param(0, n, "paper").total == 16
+        assert memory.state_bytes_per_param(2, n, "paper").total == pytest.approx(2 + 14 / n)
+        assert memory.state_bytes_per_param(0, n, "megatron").total == 18
+        assert memory.state_bytes_per_param(1, n, "megatron").total == pytest.approx(6 + 12 / n)
+        assert memory.state_bytes_per_param(2, n, "deepspeed").total == pytest.approx(2 + 18 / n)
+        assert memory.state_bytes_per_param(3, n, "deepspeed").total == pytest.approx(18 / n)
+        assert memory.state_bytes_per_param(2, n, "deepspeed", "optimizer").total == 2
+        assert memory.zero_bytes_per_param(2, n).total == memory.state_bytes_per_param(2, n, "paper").total
+    ds = memory.memory_convention("deepspeed")
+    assert ds.stated(2) and ds.stated(3, "optimizer+params") and not ds.stated(1)
+    assert memory.memory_convention("megatron").stated(1) and not memory.memory_convention("megatron").stated(3)
+    shape = memory.shape_of("llama2-70b")
+    assert memory.largest_module_params(shape) == 32000 * 8192  # the word embedding
+    assert memory.gathered_layer_bytes(3, 1e6, "deepspeed") == 4e6 and memory.gathered_layer_bytes(3, 1e6) == 0
+    with pytest.raises(ValueError, match="convention must be one of"):
+        memory.state_bytes_per_param(1, 8, "colossal")
+    with pytest.raises(ValueError, match="offload"):
+        memory.state_bytes_per_param(1, 8, "deepspeed", "optimizer")
+
+
+def test_fewest_cards_for_zero3_as_the_paper_and_deepspeed_count():
+    from ampere import memory
+
+    for name, paper, deepspeed in (("llama2-70b", 14, 16), ("gpt3-175b", 35, 41)):
+        shape = memory.shape_of(name)
+        assert memory.min_gpus_zero(shape.params, "A100-SXM4-80GB", 3) == paper
+        assert memory.min_gpus_zero(shape.params, "A100-SXM4-80GB", 3, convention="deepspeed",
+                                    largest_layer_params=memory.largest_module_params(shape)) == deepspeed
+    est = memory.model_memory("llama2-7b", mode="training", zero_stage=3, data_parallel=8, convention="deepspeed")
+    assert est.breakdown["gathered_layer"] == 4 * 32000 * 4096
+
+
+def test_activation_terms_follow_the_layer():
+    from ampere import memory
+
+    gpt = memory.layer_activation_terms(4096, 32)
+    assert gpt["replicated"] + gpt["split"] == 34  # Korthikanti et al.'s constant
+    swiglu = memory.layer_activation_terms(4096, 32, ffn=11008, glu=True)
+    assert swiglu["split"] == pytest.approx(4 + 4 + 6 * 11008 / 4096)
+    gqa = memory.layer_activation_terms(8192, 64, ffn=28672, kv_heads=8, glu=True)
+    assert gqa["split"] == pytest.approx(4 + 4 * 8 / 64 + 6 * 28672 / 8192)
+    s, b, h, a = 4096, 1, 4096, 32
+    flash = memory.activation_bytes_per_layer(s, b, h, a, flash_attention=True)
+    assert flash == pytest.approx(s * b * h * (34 + 4 * a / h))
+    assert memory.activation_bytes_per_layer(s, b, h, a) == pytest.approx(s * b * h * (34 + 5 * a * s / h))
+    with pytest.raises(ValueError, match="kv_heads"):
+        memory.layer_activation_terms(4096, 32, kv_heads=5)

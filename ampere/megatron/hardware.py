@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .. import collectives, fabrics, gemm, results, specs
+from .. import check, collectives, fabrics, gemm, results, specs
 from .inputs import _A100_MAMF, _ATTENTION, INPUTS, _mamf
 from .sizing import _check_positive_int
 
@@ -34,24 +34,35 @@ class _Hardware:
     notes: tuple[str, ...]
 
 
-def _hardware(gpu: str | specs.GPUSpec, network: fabrics.NodeNetwork | None = None) -> _Hardware:
+#: Where the GEMM ceiling of the time model comes from: "sustained" (a long GEMM on random data, at the
+#: power limit; the default where one is published) or "mamf" (the best of a quick shape search).
+GEMM_CEILINGS = ("sustained", "mamf")
+
+
+def _hardware(gpu: str | specs.GPUSpec, network: fabrics.NodeNetwork | None = None,
+              ceiling: str = "sustained") -> _Hardware:
     """The model's view of ``gpu`` in a node ``network`` (default :data:`ampere.fabrics.DGX_A100`)."""
     spec = specs.get(gpu)
     net = fabrics.DGX_A100 if network is None else network
     if not isinstance(net, fabrics.NodeNetwork):
         raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {net!r} ({type(net).__name__})")
+    check.one_of("gemm_ceiling", ceiling, GEMM_CEILINGS)
     notes: list[str] = []
     precision = "fp16" if spec.supports("fp16") else "fp32"
     peak = spec.peak_flops(precision)
     a100 = specs.get("A100-SXM4-80GB")
+    sustained = gemm.sustained_matmul_flops(spec) if ceiling == "sustained" else None
     found = _mamf(spec)
-    mamf, shape = (found[0], found[1]) if found else (None, None)
-    if mamf is None:
-        frac = INPUTS["mamf_fraction"].value
-        notes.append(f"no published MAMF for {spec.name}: the A100 SXM's {frac:.1%} of peak is assumed")
+    if sustained is not None:
+        frac, shape = sustained[0] / peak, sustained[1]
+    elif found is not None:
+        frac, shape = found[0] / peak, found[1] or _A100_MAMF[1]
+        if ceiling == "sustained":
+            notes.append(f"no published long-GEMM figure for {spec.name}: the MAMF search's best is the ceiling")
     else:
-        frac = mamf / peak
-    ref_wave = _wave(*(shape or _A100_MAMF[1])[:2], 1, spec.sm_count)
+        frac, shape = INPUTS["mamf_fraction"].value, _A100_MAMF[1]
+        notes.append(f"no published MAMF for {spec.name}: the A100 SXM's {frac:.1%} of peak is assumed")
+    ref_wave = _wave(*shape[:2], 1, spec.sm_count)
     # NVSwitch all-reduce busbw scales with the GPU's NVLink bandwidth (A100: 230 of 300 GB/s per direction)
     a100_nvl = a100.nvlink_bytes_per_s_per_direction
     if spec.nvlink_bytes_per_s > 0:
@@ -80,17 +91,19 @@ def _wave(m: int, n: int, batch: int, sms: int) -> float:
     return max(gemm.wave_efficiency(m, n, tm, tn, sms=sms, batch=batch) for tm, tn in _TILES)
 
 
-def gemm_time(m: int, n: int, k: int, batch: int = 1, gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> float:
+def gemm_time(m: int, n: int, k: int, batch: int = 1, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
+              ceiling: str = "sustained") -> float:
     """Predicted time (s) of ``batch`` 16-bit GEMMs C[m,n] = A[m,k] B[k,n] on ``gpu``: the roofline.
 
-    Chapter: "A throughput model built from hardware". Compute side: 2mnk FLOPs at the MAMF efficiency
-    scaled by the wave quantisation of this shape relative to the MAMF shape. Memory side: A, B and C
+    Chapter: "A throughput model built from hardware". Compute side: 2mnk FLOPs at the ceiling's efficiency
+    (``ceiling``: "sustained", a long GEMM on random data at the power limit, where published; "mamf", the best
+    of a shape search) scaled by the wave quantisation of this shape relative to the ceiling's shape. Memory side: A, B and C
     cross HBM once (2 bytes each) at the achievable HBM bandwidth. The slower side wins, plus one kernel
     gap. Small inner dimensions (attention's k = h/a) make a GEMM memory-bound.
     """
     for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
-        _check_positive_int(name, v)
-    hw = _hardware(gpu)
+        check.positive_int(name, v, maximum=10**9)
+    hw = _hardware(gpu, None, ceiling)
     return _gemm(hw, m, n, k, batch)
 
 

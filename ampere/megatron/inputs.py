@@ -42,6 +42,10 @@ def _mamf(gpu: str | specs.GPUSpec) -> tuple[float, tuple[int, int, int] | None,
 
 
 _A100_MAMF = _mamf("A100-SXM4-80GB")
+_A100_SUSTAINED = gemm.sustained_matmul_flops("A100-SXM4-80GB")
+assert _A100_SUSTAINED is not None, "ampere/data/published/matmul.json lacks the A100's sustained (random data) matmul"
+_OVERLAP = next(r for r in results.records(benchmark="comm-compute-overlap", kind="published")
+                if r.gpu == "A100-SXM4-80GB")
 assert _A100_MAMF is not None and _A100_MAMF[1] is not None, "ampere/data/published/matmul.json lacks the A100 MAMF"
 _MAMF_SOURCE = _A100_MAMF[2]
 _ATTENTION = results.table("megatron-attention-benchmark")
@@ -54,6 +58,17 @@ INPUTS: dict[str, Input] = {i.name: i for i in (
           f"best achievable large matmul on an A100 SXM ({_A100_MAMF[0] / 1e12:.1f} TFLOP/s, shape "
           f"{' x '.join(map(str, _A100_MAMF[1]))}); GEMMs run at this efficiency, scaled by their "
           "wave quantisation relative to that shape"),
+    Input("sustained_gemm_fraction", _A100_SUSTAINED[0] / specs.get("A100-SXM4-80GB").peak_flops("bf16"),
+          "of dense fp16/bf16 peak", _A100_SUSTAINED[2].source,
+          f"a long 16-bit GEMM on random data ({_A100_SUSTAINED[0] / 1e12:.0f} TFLOP/s at "
+          f"{' x '.join(map(str, _A100_SUSTAINED[1]))}): the board's power limit holds it below the best of a "
+          "quick shape search; training runs GEMMs back to back, so this is the GEMM ceiling wherever such a "
+          "figure is published (the A100), the MAMF search's elsewhere"),
+    Input("overlap_slowdown", _OVERLAP.figure("gemm_overlapped_ms") / _OVERLAP.figure("gemm_alone_ms"),
+          "x (kernel time beside a collective / alone)", _OVERLAP.source,
+          "a GEMM of GPT training on an A100 80GB ran this much longer while an NCCL all-gather ran beside it "
+          "(the two compete for HBM bandwidth); an overlapped collective of duration c beside compute g "
+          "therefore costs max(c - g, c (1 - 1/x)) instead of c"),
     Input("hbm_fraction", 1.80 / 2.039, "of datasheet HBM bandwidth", "nvforum2025a100hbm",
           "achievable HBM bandwidth of a streaming kernel on an A100 80GB SXM (1.80 of 2.039 TB/s, 88%); "
           "memory-bound kernels and the memory side of the GEMM roofline run at it"),
@@ -76,6 +91,9 @@ INPUTS: dict[str, Input] = {i.name: i for i in (
     Input("grad_accumulation_bytes", 6, "B per parameter per microbatch", "megatronlm2021code",
           "Megatron's local DDP hook adds each microbatch's fp16 gradient into the main-gradient buffer "
           "(read 2 + read 2 + write 2 bytes)"),
+    Input("grad_accumulation_bytes_fp32", 10, "B per parameter per microbatch", "megatronlm2022code",
+          "with bf16 the main-gradient buffer is fp32 (arguments.py forces fp32 accumulation and all-reduce "
+          "for bf16): read 4 + read 2 + write 4 bytes"),
     Input("optimizer_bytes", 60, "B per parameter per step", "megatronlm2021code",
           "fp16 optimizer step: copy grads to fp32 (6), unscale and inf check (8), gradient norm (4) and "
           "clipping (8), Adam (28: read weight, grad, two moments; write three), copy weights back to fp16 (6)"),
@@ -108,6 +126,16 @@ MEMORY_OPS: tuple[tuple[str, str, float, float, str], ...] = (
     ("bias-dropout-add 2 (fused)", "h", 7, 7, "as above, after the MLP"),
     ("residual gradient add 2", "h", 0, 6, "as above"),
 )
+
+#: Without Megatron's fused kernels (``Software.fused_kernels`` False) the fused rows of :data:`MEMORY_OPS`
+#: become one kernel per operation, bytes per element counted the same way: the scale, the mask and the
+#: softmax each read and write the full s x s scores; bias add, GELU; bias add, dropout, residual add.
+UNFUSED_OPS: dict[str, tuple[float, float]] = {
+    "scale-mask-softmax (fused)": (13, 10),  # scale 4, mask 5 (2 + 1 + 2), softmax 4; backward 6 + 4
+    "bias-GeLU (fused)": (8, 8),  # bias add 4, GELU 4; backward GELU 6, bias gradient 2
+    "bias-dropout-add 1 (fused)": (15, 7),  # bias 4, dropout 5, residual add 6; backward dropout 5, bias 2
+    "bias-dropout-add 2 (fused)": (15, 7),
+}
 
 #: Memory-bound work at the two ends of the model, same format as :data:`MEMORY_OPS`. Element counts:
 #: "h" = b s h, "logit" = b s V / t (the vocabulary-parallel logits, cast to fp32 for the loss as 2021

@@ -47,10 +47,14 @@ class LabConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("tensor", "pipeline", "hidden", "heads", "layers", "seq", "batch", "microbatch", "steps"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}={v!r} must be a positive integer")
+        from .. import check
+
+        limits = {"tensor": 8, "pipeline": 8, "hidden": 4096, "heads": 256, "layers": 64, "seq": 512,
+                  "batch": 4096, "microbatch": 4096, "steps": 10_000}
+        for name, top in limits.items():
+            object.__setattr__(self, name, check.positive_int(name, getattr(self, name), maximum=top))
+        object.__setattr__(self, "lr", check.positive("lr", self.lr, maximum=10.0))
+        object.__setattr__(self, "seed", check.nonneg_int("seed", self.seed, maximum=2**63 - 1))
         if self.hidden % self.heads:
             raise ValueError(f"hidden={self.hidden} must be divisible by heads={self.heads}")
         if self.heads % self.tensor:

@@ -18,6 +18,9 @@ from .sizing import _cfg, _check_positive_int, _linear_weights
 # Layouts
 # ===========================================================================================================
 
+#: Bounds of a layout's integers (a million GPUs, a hundred million sequences per batch).
+MAX_GPUS, MAX_BATCH = 1_000_000, 100_000_000
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -53,9 +56,10 @@ def layout(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: 
     be a multiple of p (the paper's schedule) and p > 1.
     """
     cfg = _cfg(cfg)
-    for name, v in (("gpus", gpus), ("batch", batch), ("tensor", tensor), ("pipeline", pipeline),
-                    ("microbatch", microbatch), ("interleave", interleave)):
-        _check_positive_int(name, v)
+    for name, v, top in (("gpus", gpus, MAX_GPUS), ("batch", batch, MAX_BATCH), ("tensor", tensor, MAX_GPUS),
+                         ("pipeline", pipeline, MAX_GPUS), ("microbatch", microbatch, MAX_BATCH),
+                         ("interleave", interleave, 64)):
+        check.positive_int(name, v, maximum=top)
     if cfg.heads % tensor or cfg.n_kv_heads % tensor:
         raise ValueError(f"tensor={tensor} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}: "
                          f"each tensor-parallel rank must own whole attention heads (allowed: common divisors)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .. import check
 from .sizing import _check_positive_int
 
 # ===========================================================================================================
@@ -20,14 +21,21 @@ from .sizing import _check_positive_int
 # ===========================================================================================================
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
+#: Bounds of the step-by-step simulation: stages, microbatches, chunks, and operations in all (2 p m v).
+MAX_PIPELINE, MAX_MICROBATCHES, MAX_INTERLEAVE, MAX_OPS = 4096, 1_000_000, 64, 2_000_000
+
+
+def _pmv(pipeline: Any, microbatches: Any, interleave: Any) -> tuple[int, int, int]:
+    p = check.positive_int("pipeline", pipeline, maximum=MAX_PIPELINE)
+    m = check.positive_int("microbatches", microbatches, maximum=MAX_MICROBATCHES)
+    v = check.positive_int("interleave", interleave, maximum=MAX_INTERLEAVE)
+    return p, m, v
 
 
 def bubble_formula(pipeline: int, microbatches: int, interleave: int = 1) -> float:
     """Bubble time over ideal time: (p-1)/m, and (1/v)(p-1)/m interleaved (paper section 2.2)."""
-    _check_positive_int("pipeline", pipeline)
-    _check_positive_int("microbatches", microbatches)
-    _check_positive_int("interleave", interleave)
-    return (pipeline - 1) / (interleave * microbatches)
+    p, m, v = _pmv(pipeline, microbatches, interleave)
+    return (p - 1) / (v * m)
 
 
 def schedule_ops(kind: str, pipeline: int, microbatches: int, interleave: int = 1) -> list[list[tuple[str, int, int]]]:
@@ -39,10 +47,11 @@ def schedule_ops(kind: str, pipeline: int, microbatches: int, interleave: int = 
     warm-up forwards over virtual microbatches k, where chunk = (k // p) mod v (backwards in reverse chunk
     order) and microbatch = (k // (p v)) p + k mod p; it needs m to be a multiple of p.
     """
-    if kind not in SCHEDULES:
-        raise ValueError(f"kind={kind!r} is not a schedule; allowed: {', '.join(SCHEDULES)}")
-    p, m, v = (_check_positive_int("pipeline", pipeline), _check_positive_int("microbatches", microbatches),
-               _check_positive_int("interleave", interleave))
+    check.one_of("kind", kind, SCHEDULES)
+    p, m, v = _pmv(pipeline, microbatches, interleave)
+    if 2 * p * m * v > MAX_OPS:
+        raise ValueError(f"pipeline x microbatches x interleave = {p} x {m} x {v} gives {2 * p * m * v} operations to "
+                         f"schedule; allowed: at most {MAX_OPS}")
     if kind != "interleaved" and v != 1:
         raise ValueError(f"interleave={v} needs kind='interleaved' (kind={kind!r} has one chunk per device)")
     if kind == "interleaved" and m % p:
@@ -108,16 +117,21 @@ def simulate_schedule(kind: str, pipeline: int, microbatches: int, interleave: i
     for the next stage's backward and for its own forward.
     """
     order = schedule_ops(kind, pipeline, microbatches, interleave)
-    p, m, v = pipeline, microbatches, interleave
+    p, m, v = _pmv(pipeline, microbatches, interleave)
+    t_comm = check.nonneg("t_comm", t_comm)
     if stage_times is None:
-        stage_times = [(t_fwd, t_bwd)] * p
-    if len(stage_times) != p:
-        raise ValueError(f"stage_times has {len(stage_times)} entries; pipeline={p} needs one per device")
-    for tf, tb in stage_times:
-        if not (tf > 0 and tb > 0):
-            raise ValueError(f"stage times must be > 0, got ({tf!r}, {tb!r})")
-    if t_comm < 0:
-        raise ValueError(f"t_comm={t_comm!r} must be >= 0")
+        stage_times = [(check.positive("t_fwd", t_fwd), check.positive("t_bwd", t_bwd))] * p
+    else:
+        if isinstance(stage_times, (str, bytes)) or not isinstance(stage_times, Sequence):
+            raise TypeError(f"stage_times must be a sequence of (t_fwd, t_bwd) pairs, got {stage_times!r}")
+        if len(stage_times) != p:
+            raise ValueError(f"stage_times has {len(stage_times)} entries; pipeline={p} needs one per device")
+        pairs = []
+        for i, pair in enumerate(stage_times):
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise TypeError(f"stage_times[{i}] must be a (t_fwd, t_bwd) pair, got {pair!r}")
+            pairs.append((check.positive(f"stage_times[{i}][0]", pair[0]), check.positive(f"stage_times[{i}][1]", pair[1])))
+        stage_times = pairs
     n_stages = p * v
     done: dict[tuple[str, int, int], float] = {}  # (op, microbatch, virtual stage) -> end time
     free = [0.0] * p

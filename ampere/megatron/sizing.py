@@ -80,7 +80,27 @@ def _linear_weights(cfg: TransformerShape) -> int:
     return sum(i * o for _, i, o in cfg.linear_shapes())
 
 
-def flops_per_iteration(cfg: TransformerShape, batch: int, recompute: Any = "full") -> float:
+#: The FLOP counts a throughput or MFU can be quoted in (:func:`flops_per_iteration`), with their sources:
+#: "hardware" counts the passes the GPUs really run, recomputation included (Narayanan et al. 2021, eq. 3,
+#: with full recomputation); "model" counts forward + backward only, attention scores over the full s x s
+#: (Korthikanti et al. 2022's MFU; Megatron-LM's ``num_floating_point_operations`` until 2025-03-03);
+#: "model-causal" halves the attention-score products for a causal mask (Megatron-LM since 2025-03-06).
+FLOP_CONVENTIONS: dict[str, dict[str, str]] = {
+    "hardware": {"label": "hardware FLOPs (recomputation counted; Narayanan et al. 2021, eq. 3)",
+                 "source": "narayanan2021megatron", "where": "Section 5.1, eq. (3) (full recomputation)"},
+    "model": {"label": "model FLOPs (3 passes, full s x s attention; Megatron-LM before 2025-03-06)",
+              "source": "korthikanti2022reducing",
+              "where": "MFU definition; Megatron-LM training.py num_floating_point_operations at fdfcef87 "
+                       "(2025-03-03), lines 123-180"},
+    "model-causal": {"label": "model FLOPs, causal attention halved (Megatron-LM since 2025-03-06)",
+                     "source": "megatronlm2026code",
+                     "where": "training.py num_floating_point_operations at d98e8a64, lines 1164-1170 (the "
+                              "'/ 2 # causal mask' of commit 8873b55d)"},
+}
+
+
+def flops_per_iteration(cfg: TransformerShape, batch: int, recompute: Any = "full", *,
+                        convention: str = "hardware") -> float:
     """FLOPs of one training iteration of ``batch`` sequences, the paper's eq. (3) generalised.
 
     Chapter: "Sizing a GPT". With full recomputation F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)): per layer
@@ -89,18 +109,26 @@ def flops_per_iteration(cfg: TransformerShape, batch: int, recompute: Any = "ful
     selective recomputation adds one more forward of the attention core only (4 B s^2 h per layer). For
     other shapes 24 B s h^2 becomes 2 B s x (the layer's linear weights): grouped-query attention and
     SwiGLU change it, the attention products do not. Only matrix multiplications are counted.
+
+    ``convention`` names the count (:data:`FLOP_CONVENTIONS`): "hardware" (the default) counts what
+    ``recompute`` makes the GPUs run; "model" ignores recomputation (3 passes: the count behind MFU);
+    "model-causal" also halves the attention-score products (4 B s^2 h per layer becomes 2 B s^2 h), as
+    Megatron-LM has counted since March 2025. Llama-2 shapes differ by 4-8 % between the two model counts.
     """
     cfg = _cfg(cfg)
     B = check.positive_int("batch", batch)
     rc = _recompute(recompute)
+    conv = check.one_of("convention", convention, tuple(FLOP_CONVENTIONS))
     l, h, V, s = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq
     linear, core = 2 * B * s * _linear_weights(cfg), 4 * B * s**2 * h
-    if rc == "full":
-        layer = 4 * (linear + core)
-    elif rc == "selective":
-        layer = 3 * (linear + core) + core
-    else:
+    if conv == "model-causal":
+        return l * 3 * (linear + core / 2) + 6 * B * s * h * V
+    if conv == "model" or rc == "none":
         layer = 3 * (linear + core)
+    elif rc == "full":
+        layer = 4 * (linear + core)
+    else:
+        layer = 3 * (linear + core) + core
     return l * layer + 6 * B * s * h * V
 
 

@@ -1,6 +1,6 @@
-"""One training iteration predicted from hardware: :func:`estimate` (an :class:`Estimate` whose
-breakdown follows :data:`CATEGORIES`) and :func:`system_efficiency` (the one constant, fitted on
-:data:`CALIBRATION_RUN`).
+"""One training iteration predicted from hardware: :func:`estimate` (an :class:`Estimate` with the time and
+the memory per GPU of one layout under one set of options, and its breakdown by :data:`CATEGORIES`) and
+:func:`system_efficiency` (the 2021 comparison constant, fitted on :data:`CALIBRATION_RUN`, off by default).
 
 Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb),
 sections "A throughput model built from hardware" and "Calibration". Pure: a layer's GEMMs, attention
@@ -12,39 +12,57 @@ of the layout from ``gpu_memory.py``.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from .. import check, collectives, fabrics, gemm, specs
+from .. import check, fabrics, gemm, specs
 from ..transformer import TransformerShape
-from .gpu_memory import _zero_stage, memory_per_gpu
-from .hardware import (ATTENTION_BENCHMARK, _allreduce, _flash_record, _flash_roofline, _gemm_fwd_bwd, _Hardware,
-                       _hardware, attention_efficiency, flash_attention_efficiency)
-from .inputs import _A100_MAMF, _ATTENTION, CALIBRATION_RUN, END_OPS, INPUTS, MEMORY_OPS
+from .comms import dp_bytes_per_s, dp_collective, overlapped, p2p_time, slowdown_at, tp_collective
+from .gpu_memory import DEFAULT_CONVENTION, _zero_stage, memory_per_gpu
+from .hardware import _A100_MAMF, ATTENTION_BENCHMARK, _flash_record, _gemm, _Hardware, _hardware
+from .inputs import _ATTENTION, CALIBRATION_RUN, END_OPS, INPUTS
+from .layer_costs import LAYER_CATEGORIES, layer_costs
 from .layouts import Layout, layout, params_per_gpu
 from .published import TABLE1, table1_config
-from .sizing import _cfg, _recompute, flops_per_iteration
+from .sizing import FLOP_CONVENTIONS, _cfg, _recompute, flops_per_iteration
+from .stacks import Software
+from .stacks import software as _software
 
 # ===========================================================================================================
 # The throughput model: one iteration
 # ===========================================================================================================
 
 #: Categories of :attr:`Estimate.breakdown`, in the order the chapter plots them.
-CATEGORIES: tuple[str, ...] = (
-    "layer GEMMs", "attention", "other memory-bound", "tensor-parallel all-reduce", "pipeline sends",
-    "gradient accumulation", "embedding, logits, loss", "pipeline bubble", "data-parallel all-reduce",
-    "optimizer step", "unmodelled (system efficiency)",
+CATEGORIES: tuple[str, ...] = LAYER_CATEGORIES + (
+    "pipeline sends", "gradient accumulation", "embedding, logits, loss", "pipeline bubble",
+    "data-parallel all-reduce", "optimizer step", "unmodelled (system efficiency)",
 )
+#: How the chapter labels the categories whose names keep their 2021 wording for the programs that read them:
+#: "all-reduce" covers every collective of its kind (with sequence parallelism reduce-scatters and
+#: all-gathers, the backward re-gather included; with ZeRO the reduce-scatter and all-gather, with ZeRO-3
+#: every layer's weight gathers).
+CATEGORY_LABELS: dict[str, str] = {"tensor-parallel all-reduce": "tensor-parallel collectives",
+                                   "data-parallel all-reduce": "data-parallel collectives (ZeRO gathers included)"}
+#: The categories that are communication (:meth:`Estimate.communication_share`).
+COMMUNICATION = ("tensor-parallel all-reduce", "pipeline sends", "data-parallel all-reduce")
+#: Numeric precision of a run: it sets how gradients are accumulated and reduced (bf16: in fp32).
+PRECISIONS = ("fp16", "bf16")
+#: Bounds of :func:`estimate`'s integer arguments (they size loops and simulations).
+MAX_GPUS, MAX_BATCH = 1_000_000, 100_000_000
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """What :func:`estimate` predicts for one layout. Times in seconds, memory in bytes.
+    """What :func:`estimate` predicts for one layout and one set of options. Times in seconds, memory in bytes.
 
-    ``breakdown`` splits ``time_per_iteration_s`` into :data:`CATEGORIES` (they sum to it);
-    ``memory`` is :func:`memory_per_gpu`'s dictionary; ``figures_used`` names the measured figures (record
-    ids, inputs with their bib keys, the node network) the prediction was built from.
+    ``breakdown`` splits ``time_per_iteration_s`` into :data:`CATEGORIES` (they sum to it); ``memory`` is
+    :func:`memory_per_gpu`'s dictionary for the same options (``memory_convention`` names how the training
+    state is counted). Throughput comes in three FLOP conventions (:data:`FLOP_CONVENTIONS`):
+    ``tflops_per_gpu`` counts hardware FLOPs (recomputation included, the paper's eq. 3),
+    ``model_tflops_per_gpu`` model FLOPs (3 passes, full attention: the count behind Korthikanti's MFU and
+    Megatron-LM until March 2025), ``causal_model_tflops_per_gpu`` Megatron-LM's count since then;
+    ``mfu`` and ``hfu`` are the model and hardware rates over the dense 16-bit peak. ``figures_used`` names
+    the measured figures the prediction was built from.
     """
 
     config: TransformerShape
@@ -54,7 +72,7 @@ class Estimate:
     calibrated: bool
     system_efficiency: float  # 1.0 when not calibrated
     time_per_iteration_s: float
-    tflops_per_gpu: float
+    tflops_per_gpu: float  # hardware FLOPs (FLOP_CONVENTIONS["hardware"])
     bubble_fraction: float  # pipeline bubble / ideal time, as the simulation would read it
     memory_bytes_per_gpu: float
     fits_in_memory: bool
@@ -62,10 +80,30 @@ class Estimate:
     memory: dict[str, Any]
     notes: tuple[str, ...] = ()
     figures_used: tuple[str, ...] = ()  # the measured figures the prediction is built from, with their sources
+    model_tflops_per_gpu: float = 0.0  # FLOP_CONVENTIONS["model"]
+    causal_model_tflops_per_gpu: float = 0.0  # FLOP_CONVENTIONS["model-causal"]
+    software: str = ""  # Software.name
+    options: tuple[tuple[str, Any], ...] = ()  # the options the time and the memory were computed with
+    flop_convention: str = "hardware"  # the convention of tflops_per_gpu
 
     @property
     def percent_of_peak(self) -> float:
+        """Hardware FLOPs over the dense 16-bit peak, in percent (the HFU)."""
         return 100 * self.tflops_per_gpu * 1e12 / _hardware(self.gpu).peak
+
+    @property
+    def hfu(self) -> float:
+        """Hardware FLOPs utilisation: hardware FLOP/s over the dense 16-bit peak (a fraction)."""
+        return self.tflops_per_gpu * 1e12 / _hardware(self.gpu).peak
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs utilisation, the "model" convention (3 passes, full s x s attention) over the peak."""
+        return self.model_tflops_per_gpu * 1e12 / _hardware(self.gpu).peak
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.layout.batch * self.config.seq / self.time_per_iteration_s / self.layout.gpus
 
     @property
     def aggregate_pflops(self) -> float:
@@ -75,277 +113,242 @@ class Estimate:
         """Breakdown as fractions of the iteration time."""
         return {k: v / self.time_per_iteration_s for k, v in self.breakdown.items()}
 
+    def communication_share(self) -> float:
+        """Fraction of the iteration spent in exposed communication (:data:`COMMUNICATION`)."""
+        return sum(self.breakdown[k] for k in COMMUNICATION) / self.time_per_iteration_s
 
-def _layer_costs(cfg: TransformerShape, hw: _Hardware, t: int, b: int,
-                 sequence_parallel: bool = False, flash: bool = False) -> dict[str, dict[str, float]]:
-    """Seconds per microbatch for one transformer layer on one GPU: forward and backward, by category.
-
-    The layer's linear layers (:meth:`TransformerShape.linear_shapes`: QKV with grouped-query K and V,
-    GPT or SwiGLU MLP) split by columns then rows over ``t`` ranks; with ``sequence_parallel`` the
-    memory-bound kernels on b s h tensors (norms, bias-dropout-add, residuals) are split over the ``t``
-    ranks too, and each all-reduce becomes a reduce-scatter plus an all-gather.
-    """
-    s, h, a = cfg.seq, cfg.hidden, cfg.heads
-    tokens, heads, hd = b * s, a // t, cfg.head_dim
-    row_split = {"o", "down"}
-    fwd = dict.fromkeys(("layer GEMMs", "attention", "other memory-bound", "tensor-parallel all-reduce"), 0.0)
-    bwd = dict(fwd)
-    shapes = cfg.linear_shapes()
-    groups: dict[tuple[int, int], int] = {}  # (in, out) of fused column-split matrices: QKV, gate+up
-    for name, i, o in shapes:
-        if name in row_split:
-            key = (i // t, o)
-            f, g = _gemm_fwd_bwd(hw, tokens, o, i // t)
-            fwd["layer GEMMs"] += f
-            bwd["layer GEMMs"] += g
-        else:
-            key = (i, -1 if name in ("q", "k", "v") else -2)
-            groups[key] = groups.get(key, 0) + o // t
-    for (i, _kind), n_out in groups.items():
-        f, g = _gemm_fwd_bwd(hw, tokens, n_out, i)
-        fwd["layer GEMMs"] += f
-        bwd["layer GEMMs"] += g
-    att_eff = attention_efficiency()
-    if flash:  # one fused kernel: no s x s traffic; scores recomputed in the backward pass
-        total = _flash_roofline(hw, s, hd, b * heads) / flash_attention_efficiency()
-        fwd["attention"] += total * 4 / 14
-        bwd["attention"] += total * 10 / 14
-    else:
-        for (m, n, k) in ((s, s, hd), (s, hd, s)):  # scores Q K^T, then probabilities times V
-            f, g = _gemm_fwd_bwd(hw, m, n, k, b * heads)
-            fwd["attention"] += f / att_eff
-            bwd["attention"] += g / att_eff
-    hp = h // t
-    ffn_p = cfg.ffn * (2 if cfg.glu else 1) // t
-    qkv_p = (h + 2 * cfg.kv_dim) // t
-    replicated = tokens * h / (t if sequence_parallel else 1)
-    counts = {"h": replicated, "hp": tokens * hp, "3hp": tokens * qkv_p, "4hp": tokens * ffn_p,
-              "att": b * heads * s * s}
-    for _name, kind, fb, bb, _why in MEMORY_OPS:
-        if kind == "att" and flash:
-            continue  # fused into the FlashAttention kernel
-        if kind == "3hp" and not cfg.biases and fb:
-            fb = 0  # no bias to add outside the GEMM
-        cat, eff = ("attention", att_eff) if kind == "att" else ("other memory-bound", 1.0)
-        if fb:
-            fwd[cat] += (fb * counts[kind] / hw.hbm + hw.gap) / eff
-        if bb:
-            bwd[cat] += (bb * counts[kind] / hw.hbm + hw.gap) / eff
-    nbytes = 2.0 * tokens * h  # the f/g collectives move b s h 16-bit values
-    if sequence_parallel and t > 1:
-        ar = _tp_collective(hw, "reduce_scatter", nbytes, t) + _tp_collective(hw, "all_gather", nbytes, t)
-    else:
-        ar = _tp_allreduce(hw, nbytes, t)
-    fwd["tensor-parallel all-reduce"] = 2 * ar
-    bwd["tensor-parallel all-reduce"] = 2 * ar
-    return {"fwd": fwd, "bwd": bwd}
+    def throughput_text(self) -> str:
+        """The throughput with its FLOP conventions named, for printing."""
+        return (f"{self.model_tflops_per_gpu:.1f} TFLOP/s per GPU in model FLOPs (MFU {self.mfu:.1%}), "
+                f"{self.tflops_per_gpu:.1f} in hardware FLOPs (HFU {self.hfu:.1%}), "
+                f"{self.causal_model_tflops_per_gpu:.1f} in Megatron-LM's causal count")
 
 
-def _tp_collective(hw: _Hardware, op: str, nbytes: float, t: int) -> float:
-    """A reduce-scatter or all-gather of ``nbytes`` over the tensor-parallel group inside one node."""
-    if t == 1:
-        return 0.0
-    if t <= hw.per_node:
-        return collectives.collective_time(op, nbytes, t, hw.nvl_bw, hw.nvl_lat)
-    return collectives.collective_time(op, nbytes, t, hw.ib_bw, hw.ib_lat)
-
-
-def _tp_allreduce(hw: _Hardware, nbytes: float, t: int) -> float:
-    """A tensor-parallel all-reduce: NVSwitch inside a node; beyond 8 GPUs it spans nodes (InfiniBand)."""
-    if t <= hw.per_node:
-        return _allreduce(hw, nbytes, t)
-    nodes = math.ceil(t / hw.per_node)
-    return collectives.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=hw.per_node,
-                                                     intra_bytes_per_s=hw.nvl_bw,
-                                                     inter_bytes_per_s=hw.per_node * hw.ib_bw,
-                                                     intra_latency_s=hw.nvl_lat, inter_latency_s=hw.ib_lat)
-
-
-def _p2p_time(hw: _Hardware, cfg: TransformerShape, t: int, d: int, p: int, b: int, scatter_gather: bool) -> float:
-    """One exchange between consecutive stages: b s h 16-bit values (forward activations or gradients).
-
-    Stage k holds ranks [k t d, (k+1) t d): when the pipeline spans more than one node, some stage
-    boundary crosses nodes, and the device behind it paces the pipeline.
-    """
-    nbytes = 2.0 * b * cfg.seq * cfg.hidden
-    if t * d * p <= hw.per_node:  # the whole pipeline inside one node: NVLink
-        return nbytes / hw.nvl_bw + hw.nvl_lat
-    if scatter_gather and 1 < t <= hw.per_node:  # each tensor rank sends 1/t over its own adapter, then all-gather
-        return (nbytes / t) / hw.ib_bw + hw.ib_lat + collectives.collective_time(
-            "all_gather", nbytes, t, hw.nvl_bw, hw.nvl_lat)
-    return nbytes / hw.ib_bw + hw.ib_lat
-
-
-def _dp_allreduce_time(hw: _Hardware, nbytes: float, t: int, d: int) -> float:
-    """All-reduce of ``nbytes`` over one data-parallel group (ranks ordered tensor, then data, then pipeline)."""
-    if d == 1:
-        return 0.0
-    if t * d <= hw.per_node:
-        return _allreduce(hw, nbytes, d)
-    per_node = max(1, hw.per_node // t)  # members of this group in one node; each has its own adapter
-    nodes = d // per_node
-    return collectives.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=per_node,
-                                                     intra_bytes_per_s=hw.nvl_bw, inter_bytes_per_s=per_node * hw.ib_bw,
-                                                     intra_latency_s=hw.nvl_lat, inter_latency_s=hw.ib_lat)
-
-
-@functools.lru_cache(maxsize=4096)
-def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
-                     interleave: int, recompute: str, gpu: str, scatter_gather: bool, ddp: str,
-                     sequence_parallel: bool, distributed_optimizer: bool, eta: float,
-                     network: fabrics.NodeNetwork, zero_stage: int = 0, flash: bool = False) -> Estimate:
-    lay = layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)
-    hw = _hardware(gpu, network)
-    t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
-    s, h, V = cfg.seq, cfg.hidden, cfg.vocab
-    tokens = b * s
-    lc = _layer_costs(cfg, hw, t, b, sequence_parallel, flash)
-    layers = lay.stage_layers(cfg)  # the heaviest stage paces the pipeline (uneven splits: ceil(l / p))
-    if recompute == "full":  # every layer's forward runs a second time before its backward
-        again = dict(lc["fwd"])
-    elif recompute == "selective":  # only the attention core (scores, softmax, dropout, times V)
-        again = {k: (lc["fwd"][k] if k == "attention" else 0.0) for k in lc["fwd"]}
-    else:
-        again = dict.fromkeys(lc["fwd"], 0.0)
-    per_mb = {k: layers * (lc["fwd"][k] + again[k] + lc["bwd"][k]) for k in lc["fwd"]}
-    n_par = params_per_gpu(cfg, t, p)
-    # gradient accumulation per microbatch (torch DDP: autograd accumulates from the second microbatch on)
-    acc_share = 1.0 if ddp == "local" else (m - 1) / m
-    per_mb["gradient accumulation"] = acc_share * INPUTS["grad_accumulation_bytes"].value * n_par["max"] / hw.hbm
-    per_mb["pipeline sends"] = 2 * v * _p2p_time(hw, cfg, t, d, p, b, scatter_gather) if p > 1 else 0.0
-    # the ends of the model: embedding (first stage) and final LayerNorm, logits, loss (last stage)
+def _ends(cfg: TransformerShape, hw: _Hardware, t: int, b: int) -> tuple[float, float, float]:
+    """(embedding stage, logits stage, logits backward compute) seconds per microbatch at the model's ends:
+    the embedding and its all-reduce over the vocabulary-parallel ranks (forward); the final norm, logits
+    GEMMs, fp32 cross-entropy, the logits' input-gradient all-reduce and three small all-reduces of the
+    vocabulary-parallel cross-entropy."""
+    tokens, h, V = b * cfg.seq, cfg.hidden, cfg.vocab
     counts = {"h": tokens * h, "logit": tokens * V / t, "table": V * h / t}
 
     def end_ops(first: bool) -> float:
         ops = [o for o in END_OPS if ("first stage" in o[0]) == first]
         return sum((fb + bb) * counts[kind] / hw.hbm + 2 * hw.gap for _n, kind, fb, bb, _w in ops)
 
-    # the embedding's output is all-reduced over the vocabulary-parallel ranks (forward); the logits' input
-    # gradient too (backward), plus three small all-reduces of the vocabulary-parallel cross-entropy
-    embed = end_ops(True) + _tp_allreduce(hw, 2.0 * tokens * h, t)
-    f, g = _gemm_fwd_bwd(hw, tokens, V // t, h)
-    logits = f + g + end_ops(False) + _tp_allreduce(hw, 2.0 * tokens * h, t) + 3 * _tp_allreduce(hw, 4.0 * tokens, t)
+    embed = end_ops(True) + tp_collective(hw, "all_reduce", 2.0 * tokens * h, t)
+    f = _gemm(hw, tokens, V // t, h)
+    g = _gemm(hw, tokens, h, V // t) + _gemm(hw, h, V // t, tokens)
+    logits = (f + g + end_ops(False) + tp_collective(hw, "all_reduce", 2.0 * tokens * h, t)
+              + 3 * tp_collective(hw, "all_reduce", 4.0 * tokens, t))
+    return embed, logits, g
+
+
+@functools.lru_cache(maxsize=4096)
+def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
+                     interleave: int, recompute: str, gpu: str, sw: Software, ddp: str, scatter_gather: bool,
+                     sequence_parallel: bool, eta: float, network: fabrics.NodeNetwork, zero_stage: int,
+                     flash: bool, precision: str, reduce_bytes: int, convention: str, offload: str,
+                     ceiling: str) -> Estimate:
+    lay = layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)
+    hw = _hardware(gpu, network, ceiling)
+    t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
+    s, h = cfg.seq, cfg.hidden
+    k = slowdown_at(hw, hw.nvl_bw if t <= hw.per_node else hw.ib_bw)  # tensor-parallel collectives
+    lc = layer_costs(cfg, hw, t, b, sequence_parallel, flash, sw.fused_kernels, sw.tp_overlap, k)
+    k_dp = slowdown_at(hw, dp_bytes_per_s(hw, t, d))  # data-parallel collectives
+    layers = lay.stage_layers(cfg)  # the heaviest stage paces the pipeline (uneven splits: ceil(l / p))
+    if recompute == "full":  # every layer's forward runs a second time before its backward
+        again = dict(lc["fwd"])
+    elif recompute == "selective":  # only the attention core (scores, softmax, dropout, times V)
+        again = {key: (lc["fwd"][key] if key == "attention" else 0.0) for key in lc["fwd"]}
+    else:
+        again = dict.fromkeys(lc["fwd"], 0.0)
+    per_mb = {key: layers * (lc["fwd"][key] + again[key] + lc["bwd"][key]) for key in lc["fwd"]}
+    n_par = params_per_gpu(cfg, t, p)
+    # gradient accumulation per microbatch (torch DDP: autograd accumulates from the second microbatch on);
+    # bf16 accumulates into fp32 main gradients; ZeRO-2/3 accumulate only their shard
+    acc_bytes = INPUTS["grad_accumulation_bytes_fp32" if precision == "bf16" else "grad_accumulation_bytes"].value
+    acc_share = 1.0 if ddp == "local" else (m - 1) / m
+    per_mb["gradient accumulation"] = acc_share * acc_bytes * n_par["max"] / hw.hbm / (d if zero_stage >= 2 else 1)
+    per_mb["pipeline sends"] = (2 * v * p2p_time(hw, 2.0 * b * s * h, t, d, p, scatter_gather)) if p > 1 else 0.0
+    embed, logits, logits_bwd = _ends(cfg, hw, t, b)
+    ends = embed + logits if p == 1 else max(embed, logits)
     typical = sum(per_mb.values())
-    if p == 1:
-        ends = embed + logits
-        heaviest = typical + ends
-    else:
-        ends = max(embed, logits)
-        heaviest = typical + ends
+    heaviest = typical + ends
     bubble = (p - 1) / v * typical
-    # data-parallel gradient all-reduce (16-bit gradients of the most loaded stage) and tied embeddings
-    dp = _dp_allreduce_time(hw, 2.0 * n_par["max"], t, d)
-    if ddp == "torch":  # overlapped with the last microbatch's backward; the last bucket is always exposed
-        overlap = layers * lc["bwd"]["layer GEMMs"]
-        bucket = _dp_allreduce_time(hw, min(INPUTS["ddp_bucket_bytes"].value, 2.0 * n_par["max"]), t, d)
-        dp_exposed = max(dp - overlap, bucket)
+    # data-parallel communication
+    layer_params = n_par["max"] / max(layers, 1)
+    dp_per_mb = 0.0
+    if zero_stage == 3 and d > 1:  # weights gathered for each layer's forward and backward, gradients reduced
+        fwd_compute = sum(val for key, val in lc["fwd"].items() if key != "tensor-parallel all-reduce")
+        bwd_compute = sum(val for key, val in lc["bwd"].items() if key != "tensor-parallel all-reduce")
+        bwd_compute += sum(val for key, val in again.items() if key != "tensor-parallel all-reduce")
+        ag = dp_collective(hw, "all_gather", 2.0 * layer_params, t, d)
+        rs = dp_collective(hw, "reduce_scatter", reduce_bytes * layer_params, t, d)
+        if sw.zero3_prefetch == "both":  # the next layer's gather runs beside this layer's compute
+            per_layer = overlapped(ag, fwd_compute, k_dp) + overlapped(ag + rs, bwd_compute, k_dp)
+        elif sw.zero3_prefetch == "forward":  # backward: the next layer's gather is issued after this layer's
+            # gradients, beside their reduce-scatter (they share the adapters): exposed; the rest of the
+            # reduce-scatter runs beside the next layer's compute
+            shared = min(ag, rs)
+            per_layer = overlapped(ag, fwd_compute, k_dp) + ag + shared + overlapped(rs - shared, bwd_compute, k_dp)
+        else:  # gathered just before each layer: in the backward pass beside the last reduce-scatter, whose
+            # rest overlaps the next layer's compute when the stack overlaps gradient reduction (overlap_comm)
+            shared = min(ag, rs)
+            per_layer = 2 * ag + shared + (overlapped(rs - shared, bwd_compute, k_dp) if sw.dp_overlap else rs - shared)
+        first = ag if sw.zero3_prefetch != "none" else 0.0  # the first layer's gather overlaps nothing
+        table = cfg.vocab * h / t
+        emb_ag = dp_collective(hw, "all_gather", 2.0 * table, t, d)
+        emb_rs = dp_collective(hw, "reduce_scatter", reduce_bytes * table, t, d)
+        dp_per_mb = layers * per_layer + first + emb_ag + (overlapped(emb_ag + emb_rs, logits_bwd, k_dp)
+                                                          if sw.zero3_prefetch == "both" else emb_ag + emb_rs)
+        dp_end = 0.0
     else:
-        dp_exposed = dp
+        grads = reduce_bytes * n_par["max"]
+        if zero_stage == 0:
+            reduce = dp_collective(hw, "all_reduce", grads, t, d)
+            gather = 0.0
+        else:  # reduce-scatter of the gradients, all-gather of the updated 16-bit weights
+            reduce = dp_collective(hw, "reduce_scatter", grads, t, d)
+            gather = dp_collective(hw, "all_gather", 2.0 * n_par["max"], t, d)
+        if zero_stage == 2 and m > 1:  # gradients are partitioned: reduced every microbatch, not accumulated
+            dp_per_mb = overlapped(reduce, layers * lc["bwd"]["layer GEMMs"], k_dp) if ddp == "torch" else reduce
+            reduce = 0.0
+        if ddp == "torch" and reduce:  # bucketed, beside the last microbatch's backward; the last bucket exposed
+            bucket = dp_collective(hw, "all_reduce" if zero_stage == 0 else "reduce_scatter",
+                                   min(INPUTS["ddp_bucket_bytes"].value, grads), t, d)
+            reduce = max(overlapped(reduce, layers * lc["bwd"]["layer GEMMs"], k_dp), bucket)
+        dp_end = reduce + gather
     if p > 1 and cfg.tied_embeddings:  # first and last stage hold the tied word embedding: sum its gradient
-        dp_exposed += collectives.collective_time("all_reduce", 2.0 * V * h / t, 2, hw.ib_bw, hw.ib_lat)
-    # the optimizer step streams every parameter's state; a distributed optimizer updates 1/d of them (its
-    # reduce-scatter + all-gather move the same bytes as the all-reduce on a ring)
+        dp_end += p2p_time(hw, reduce_bytes * 2.0 * cfg.vocab * h / t, t, 1, 2, False) * 2
+    # the optimizer step streams every parameter's state; ZeRO-1 and up update 1/d of them
     optimizer = INPUTS["optimizer_bytes"].value * n_par["max"] / hw.hbm / (d if zero_stage >= 1 else 1)
-    if zero_stage == 3:  # the 16-bit weights are all-gathered before each microbatch's forward and backward
-        gather = collectives.collective_time("all_gather", 2.0 * n_par["max"], d, hw.ib_bw, hw.ib_lat) \
-            if t * d > hw.per_node else (collectives.collective_time("all_gather", 2.0 * n_par["max"], d, hw.nvl_bw,
-                                                                    hw.nvl_lat) if d > 1 else 0.0)
-        dp_exposed += 2 * m * gather  # exposed: no overlap with compute is modelled
-    modelled = m * heaviest + bubble + dp_exposed + optimizer
-    breakdown = {k: 0.0 for k in CATEGORIES}
-    for k, val in per_mb.items():
-        breakdown[k] += m * val
+    modelled = m * (heaviest + dp_per_mb) + bubble + dp_end + optimizer
+    breakdown = dict.fromkeys(CATEGORIES, 0.0)
+    for key, val in per_mb.items():
+        breakdown[key] += m * val
     breakdown["embedding, logits, loss"] = m * ends
     breakdown["pipeline bubble"] = bubble
-    breakdown["data-parallel all-reduce"] = dp_exposed
+    breakdown["data-parallel all-reduce"] = m * dp_per_mb + dp_end
     breakdown["optimizer step"] = optimizer
     total = modelled / eta
     breakdown["unmodelled (system efficiency)"] = total - modelled
-    flops = flops_per_iteration(cfg, batch, recompute)
+    hw_flops = flops_per_iteration(cfg, batch, recompute)
+    model_flops = flops_per_iteration(cfg, batch, recompute, convention="model")
+    causal_flops = flops_per_iteration(cfg, batch, recompute, convention="model-causal")
     mem = memory_per_gpu(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, recompute=recompute,
-                         sequence_parallel=sequence_parallel, gpu=gpu, zero_stage=zero_stage)
+                         sequence_parallel=sequence_parallel, gpu=gpu, zero_stage=zero_stage, flash_attention=flash,
+                         convention=convention, offload=offload)
     notes = list(hw.notes)
     if eta != 1.0 and hw.spec.name != "A100-SXM4-80GB":
         notes.append("the system efficiency was calibrated on an A100 80GB run and is applied unchanged")
     used = []
-    try:
-        _f, _shape, mrec = gemm.mamf_flops(hw.spec, "bf16")
-        used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, {mrec.where})")
-    except ValueError:
-        used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {hw.spec.name}")
+    sustained = gemm.sustained_matmul_flops(hw.spec) if ceiling == "sustained" else None
+    if sustained is not None:
+        srec = sustained[2]
+        used.append(f"GEMM ceiling: {srec.id} ({gemm.matmul_tflops(srec):.0f} TFLOP/s, long GEMM on random data; "
+                    f"{srec.source}, {srec.where})")
+    else:
+        try:
+            _f, _shape, mrec = gemm.mamf_flops(hw.spec, "bf16")
+            used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, "
+                        f"{mrec.where})")
+        except ValueError:
+            used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {hw.spec.name}")
     if flash:
         frec = _flash_record()
         used.append(f"attention core: {frec.id} ({frec.source}, {frec.where})")
     else:
         used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
-    for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "ib_fraction"):
+    for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "ib_fraction", "overlap_slowdown"):
         i = INPUTS[name]
         used.append(f"{name}: {i.value:.4g} {i.unit} ({i.source or 'assumption'})")
     used.append(f"node network: {network.name} ({network.source or 'assumption'})")
+    used.append(f"software: {sw.label}")
     if eta != 1.0:
         used.append(f"2021 system efficiency {eta:.3f} fitted on Table 1's {CALIBRATION_RUN} row")
+    options = (("software", sw.name), ("recompute", recompute), ("sequence_parallel", sequence_parallel),
+               ("flash_attention", flash), ("zero_stage", zero_stage), ("precision", precision),
+               ("reduce_bytes", reduce_bytes), ("ddp", ddp), ("scatter_gather", scatter_gather),
+               ("memory_convention", convention), ("offload", offload), ("gemm_ceiling", ceiling))
+    rate = gpus * total * 1e12
     return Estimate(config=cfg, layout=lay, gpu=hw.spec.name, recompute=recompute, calibrated=eta != 1.0,
-                    system_efficiency=eta, time_per_iteration_s=total, tflops_per_gpu=flops / gpus / total / 1e12,
+                    system_efficiency=eta, time_per_iteration_s=total, tflops_per_gpu=hw_flops / rate,
                     bubble_fraction=bubble / (m * heaviest), memory_bytes_per_gpu=mem["total"],
                     fits_in_memory=mem["fits"], breakdown=breakdown, memory=mem, notes=tuple(notes),
-                    figures_used=tuple(used))
+                    figures_used=tuple(used), model_tflops_per_gpu=model_flops / rate,
+                    causal_model_tflops_per_gpu=causal_flops / rate, software=sw.name, options=options)
 
 
 def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
              interleave: int = 1, recompute: str | bool = "full", gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
-             calibrated: bool = False, *, scatter_gather: bool = True, ddp: str = "local",
-             sequence_parallel: bool = False, distributed_optimizer: bool = False,
+             calibrated: bool = False, *, software: str | Software | None = None, scatter_gather: bool | None = None,
+             ddp: str | None = None, sequence_parallel: bool = False, distributed_optimizer: bool = False,
              network: fabrics.NodeNetwork | None = None, zero_stage: int | None = None,
-             flash_attention: bool = False) -> Estimate:
-    """Predict one training iteration of ``cfg`` with PTD-P on ``gpus`` GPUs (Megatron-LM, 16-bit).
+             flash_attention: bool | None = None, precision: str = "fp16", reduce_bytes: int | None = None,
+             memory_convention: str = DEFAULT_CONVENTION, offload: str = "none",
+             gemm_ceiling: str = "sustained") -> Estimate:
+    """Predict one training iteration of ``cfg`` on ``gpus`` GPUs: its time and its memory per GPU, for one
+    layout (t = ``tensor``, p = ``pipeline``, d = gpus / (t p), b = ``microbatch``, v = ``interleave``) and one
+    set of options that both read.
 
     Chapter: "A throughput model built from hardware". Per microbatch and GPU, a transformer layer costs
-    its GEMMs (roofline with wave quantisation, :func:`gemm_time`, from the published MAMF figure of
-    :mod:`ampere.gemm`), the attention's batched GEMMs and softmax/dropout traffic, the other memory-bound
-    kernels of :data:`MEMORY_OPS`, and four tensor-parallel collectives over NVSwitch
-    (:mod:`ampere.collectives`). ``network`` is the node's network as data (an
-    :class:`ampere.fabrics.NodeNetwork`: GPUs per node, adapters and their rate, latencies; default
-    :data:`ampere.fabrics.DGX_A100`; a 4-HCA node is ``fabrics.DGX_A100.with_(hcas_per_node=4)``). ``recompute`` is "full"
-    (the forward runs twice), "selective" (the attention core runs twice, korthikanti2022reducing) or
-    "none"; True/False are aliases of "full"/"none". ``sequence_parallel`` splits the b s h memory-bound
-    kernels over the tensor ranks and turns each all-reduce into a reduce-scatter plus an all-gather;
-    ``distributed_optimizer`` shards the optimizer state and step over the data-parallel ranks (ZeRO-1);
-    ``zero_stage`` (0-3) generalises it: stage 2 also shards gradients (a reduce-scatter plus an
-    all-gather, the same ring traffic as the all-reduce), stage 3 / FSDP also the weights and adds two
-    all-gathers of the stage's 16-bit weights per microbatch (forward and backward), not overlapped.
-    ``flash_attention=True`` (for software that used it) replaces the unfused attention core by one fused
-    kernel at :func:`flash_attention_efficiency` of its GEMM roofline, with no s x s memory traffic.
-    A device's microbatch adds its gradient accumulation and its pipeline sends (scatter/gather over
-    InfiniBand); the first and last stages add the embedding and the logits and loss. The iteration is
-    ``m x (heaviest device) + (p-1)/v x (typical device) + exposed data-parallel all-reduce + optimizer``,
-    the pipeline part checked against :func:`simulate_schedule`.
+    its GEMMs (roofline with wave quantisation, :func:`gemm_time`; ceiling ``gemm_ceiling``: "sustained", a
+    long GEMM on random data at the power limit where one is published, or "mamf", the best of a shape
+    search), its attention core, the memory-bound kernels of :data:`MEMORY_OPS`, and every tensor-parallel
+    collective Megatron-LM issues (``ampere.megatron.layer_costs``; with ``sequence_parallel`` the
+    reduce-scatters and all-gathers, including the backward pass's re-gather of each column-parallel input).
+    A device's microbatch adds its gradient accumulation and pipeline sends; the first and last stages the
+    embedding and the logits and loss. The iteration is ``m x (heaviest device) + (p-1)/v x (typical
+    device) + exposed data-parallel communication + optimizer``, the pipeline part checked against
+    :func:`simulate_schedule`.
 
-    By default (``calibrated=False``) no end-to-end constant is applied: the prediction is built from
-    the inputs of :data:`INPUTS` only. ``calibrated=True`` divides the time by the 2021 system efficiency
-    of :func:`system_efficiency` (ONE constant, fitted on :data:`CALIBRATION_RUN`), kept as a comparison.
-    ``Estimate.fits_in_memory`` is False for a layout whose memory (:func:`memory_per_gpu`) exceeds the GPU.
+    ``software`` (a name of :data:`STACKS` or a :class:`Software`; default "megatron-2021") says what the
+    framework does: interleaving allowed, which collectives overlap compute (priced by
+    :func:`ampere.megatron.comms.overlapped`: never free), fused kernels, FlashAttention by default.
+    ``scatter_gather``, ``ddp`` ("local": gradient reduction after the backward pass; "torch": in buckets
+    during it) and ``flash_attention`` override the stack's choice. ``zero_stage`` 0-3
+    (``distributed_optimizer=True`` is 1; FSDP is 3: every layer's weights all-gathered for its forward and
+    backward and its gradients reduce-scattered, overlapped when the stack prefetches); ``precision``
+    "fp16" or "bf16" (bf16 accumulates and reduces gradients in fp32, ``reduce_bytes`` 4, unless given);
+    ``network`` the node's network (:class:`ampere.fabrics.NodeNetwork`, default
+    :data:`ampere.fabrics.DGX_A100`; a 4-HCA node is ``fabrics.DGX_A100.with_(hcas_per_node=4)``).
+    ``recompute`` is "full", "selective" or "none" (True/False alias "full"/"none").
 
-    ``ddp`` is "local" (Megatron's DDP: all-reduce after the backward pass, the paper's runs from 39B up)
-    or "torch" (overlapped with the last microbatch's backward). ``cfg`` must be a :func:`GPTConfig`
-    (``TypeError`` otherwise); a layout that does not divide raises ``ValueError`` (see :func:`layout`).
+    Memory (:func:`memory_per_gpu`) reads the same options, FlashAttention included; ``memory_convention``
+    ("megatron", "paper", "deepspeed") and ``offload`` say how the training state is counted, and
+    ``Estimate.fits_in_memory`` compares with :func:`ampere.memory.usable_bytes`. By default no end-to-end
+    constant is applied; ``calibrated=True`` divides the time by the 2021 system efficiency of
+    :func:`system_efficiency`, kept as a comparison. A layout that does not divide raises ``ValueError``
+    (see :func:`layout`); ``cfg`` must be a :func:`GPTConfig`.
     """
     cfg = _cfg(cfg)
     rc = _recompute(recompute)
+    check.positive_int("gpus", gpus, maximum=MAX_GPUS)
+    check.positive_int("batch", batch, maximum=MAX_BATCH)
     calibrated = check.boolean("calibrated", calibrated)
-    scatter_gather = check.boolean("scatter_gather", scatter_gather)
+    sw = _software(software)
+    sg = sw.scatter_gather if scatter_gather is None else check.boolean("scatter_gather", scatter_gather)
     sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
     distributed_optimizer = check.boolean("distributed_optimizer", distributed_optimizer)
-    flash_attention = check.boolean("flash_attention", flash_attention)
-    check.one_of("ddp", ddp, ("local", "torch"))
+    flash = sw.flash_attention if flash_attention is None else check.boolean("flash_attention", flash_attention)
+    ddp_kind = ("torch" if sw.dp_overlap else "local") if ddp is None else check.one_of("ddp", ddp, ("local", "torch"))
+    check.one_of("precision", precision, PRECISIONS)
+    rb = (4 if precision == "bf16" else 2) if reduce_bytes is None else check.choice("reduce_bytes", reduce_bytes, (2, 4))
     spec = specs.get(gpu)
     layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)  # ValueError before anything else
+    if interleave > 1 and not sw.interleave:
+        raise ValueError(f"interleave={interleave}: the {sw.name!r} stack's pipeline engine has no interleaved "
+                         f"schedule ({sw.sources.get('interleave', '')}); use interleave=1")
     eta = system_efficiency() if calibrated else 1.0
     net = fabrics.DGX_A100 if network is None else network
-    _hardware(spec, net)  # TypeError for a network that is not a NodeNetwork
-    est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name,
-                           scatter_gather, ddp, sequence_parallel, distributed_optimizer, eta, net,
-                           _zero_stage(zero_stage, distributed_optimizer), flash_attention)
+    _hardware(spec, net, gemm_ceiling)  # TypeError for a network that is not a NodeNetwork, ValueError for a ceiling
+    est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name, sw, ddp_kind,
+                           sg, sequence_parallel, eta, net, _zero_stage(zero_stage, distributed_optimizer), flash,
+                           precision, rb, memory_convention, offload, gemm_ceiling)
     return replace(est, breakdown=dict(est.breakdown), memory=dict(est.memory))  # callers may edit their copy
+
 
 
 def _row_estimate(row: Mapping[str, Any], calibrated: bool = True, **overrides: Any) -> Estimate:

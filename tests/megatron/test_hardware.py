@@ -11,8 +11,13 @@ from ampere import megatron as M, specs
 def test_gemm_roofline_and_waves():
     peak = specs.get("A100-SXM4-80GB").peak_flops("fp16")
     m, n, k = 1024, 10240, 5120
-    t = M.gemm_time(m, n, k)
+    t = M.gemm_time(m, n, k, ceiling="mamf")
     assert 2 * m * n * k / t == pytest.approx(271.2e12, rel=0.01)  # the MAMF input comes back
+    from ampere import gemm
+
+    flops, (sm, sn, sk), _rec = gemm.sustained_matmul_flops("A100-SXM4-80GB")
+    assert 2 * sm * sn * sk / M.gemm_time(sm, sn, sk) == pytest.approx(flops, rel=0.01)  # the default ceiling
+    assert M.gemm_time(m, n, k) > t  # a long GEMM at the power limit runs slower than the best of a search
     # a thin inner dimension is memory-bound: time = bytes / achievable HBM bandwidth
     hbm = M.INPUTS["hbm_fraction"].value * specs.get("A100-SXM4-80GB").hbm_bytes_per_s
     t_small = M.gemm_time(2048, 2048, 64, batch=64)

@@ -80,3 +80,18 @@ def test_lab_layer_keeps_every_tensor_on_the_activation_device():
                             ident, ident))
     assert y.device.type == "meta" and tuple(y.shape) == (2, cfg.seq, len(L._vocab()))
 
+
+
+def test_lab_config_refuses_bad_numbers_at_construction():
+    """A bad learning rate is refused when the config is built, not seconds later inside a rank."""
+    for bad in (float("nan"), float("inf"), -1.0, 0.0, 100.0):
+        with pytest.raises(ValueError, match="lr"):
+            L.LabConfig(lr=bad)
+    with pytest.raises(TypeError, match="lr must be a number"):
+        L.LabConfig(lr="3e-3")
+    with pytest.raises(TypeError, match="steps"):
+        L.LabConfig(steps=True)
+    with pytest.raises(ValueError, match="steps must be an integer <= "):
+        L.LabConfig(steps=10**12)
+    with pytest.raises(ValueError, match="seed"):
+        L.LabConfig(seed=-1)

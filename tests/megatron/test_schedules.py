@@ -39,8 +39,22 @@ def test_unbalanced_pipeline_matches_the_closed_form_used_by_estimate():
 def test_schedule_errors():
     with pytest.raises(ValueError, match="multiple of pipeline"):
         M.schedule_ops("interleaved", 4, 6, 2)
-    with pytest.raises(ValueError, match="kind='zero-bubble' is not a schedule"):
+    with pytest.raises(ValueError, match="kind must be one of"):
         M.schedule_ops("zero-bubble", 4, 8)
+    with pytest.raises(ValueError, match="t_comm must be a finite number"):
+        M.simulate_schedule("1f1b", 4, 8, t_comm=float("nan"))
+    with pytest.raises(ValueError, match="pipeline must be an integer <= "):
+        M.simulate_schedule("1f1b", 10**12, 8)
+    with pytest.raises(ValueError, match="microbatches must be an integer <= "):
+        M.schedule_ops("gpipe", 4, 10**12)
+    with pytest.raises(ValueError, match="operations"):
+        M.schedule_ops("interleaved", 4096, 4096, 64)
+    with pytest.raises(ValueError, match="t_fwd must be > 0"):
+        M.simulate_schedule("1f1b", 4, 8, t_fwd=0.0)
+    with pytest.raises(TypeError, match="stage_times"):
+        M.simulate_schedule("1f1b", 2, 4, stage_times="1,2")
+    with pytest.raises(ValueError, match=r"stage_times\[1\]\[0\] must be > 0"):
+        M.simulate_schedule("1f1b", 2, 4, stage_times=[(1.0, 2.0), (0.0, 2.0)])
     with pytest.raises(ValueError, match="needs kind='interleaved'"):
         M.schedule_ops("1f1b", 4, 8, 2)
 

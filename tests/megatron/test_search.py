@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ampere import megatron as M
 
 
@@ -34,3 +36,30 @@ def test_search_layouts_passes_options_and_respects_kv_heads():
     assert found and all(e.layout.tensor <= 8 for e in found)
     assert all("flashattention-fig2-gpt2-medium-flash" in " ".join(e.figures_used) for e in found)
 
+
+
+def test_search_layouts_interleaves_where_the_stack_can_and_pays_in_memory():
+    cfg = M.table1_config("145B")
+    found = M.search_layouts(cfg, 1536, 2304, microbatches=(1, 2), max_interleave=4, top=None, include_infeasible=True)
+    inter = [e for e in found if e.layout.interleave > 1]
+    assert inter
+    for e in inter:
+        same = next(x for x in found if x.layout.interleave == 1 and (x.layout.tensor, x.layout.pipeline,
+                    x.layout.microbatch) == (e.layout.tensor, e.layout.pipeline, e.layout.microbatch))
+        assert e.memory["activations"] > same.memory["activations"]  # 1 + (p-1)/(p v) more in flight
+        assert e.bubble_fraction < same.bubble_fraction
+    ds = M.search_layouts(cfg, 1536, 2304, microbatches=(1, 2), max_interleave=4, top=None, include_infeasible=True,
+                          software="megatron-deepspeed")
+    assert all(e.layout.interleave == 1 for e in ds)
+
+
+def test_search_layouts_bounds_its_inputs():
+    cfg = M.GPTConfig(4, 256, 8)
+    with pytest.raises(ValueError, match="max_interleave must be an integer <= "):
+        M.search_layouts(cfg, 8, 8, max_interleave=10**12)
+    with pytest.raises(TypeError, match="microbatches must be a sequence"):
+        M.search_layouts(cfg, 8, 8, microbatches="1,2")
+    with pytest.raises(ValueError, match="microbatches must not be empty"):
+        M.search_layouts(cfg, 8, 8, microbatches=())
+    with pytest.raises(ValueError, match="gpus must be an integer <= "):
+        M.search_layouts(cfg, 10**12, 8)

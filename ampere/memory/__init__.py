@@ -7,11 +7,16 @@ Pure Python: no torch, no numpy. Shapes are :class:`ampere.transformer.Transform
 * **Weights**: :data:`FORMAT_BITS` bits per element, plus quantization scales
   (:func:`group_scale_overhead_bits`; QLoRA's NF4 with double quantization, :data:`NF4_DOUBLE_QUANT_OVERHEAD_BITS`).
 * **KV cache**: 2 (key and value) x layers x kv_heads x head_dim elements per token (:func:`kv_cache_bytes`).
-* **Training state**: bytes per parameter of a :class:`TrainingRecipe` (mixed-precision Adam: 2 + 2 + K
-  with K = 12, rajbhandari2020zero), partitioned over the data-parallel GPUs by ZeRO stages 0-3
-  (:func:`zero_bytes_per_param`, returning a :class:`StateBytes`).
-* **Activations**: korthikanti2022reducing, Table 2, per transformer layer and micro-batch, 16-bit
-  activations (:func:`activation_bytes_per_layer`), and the whole stack (:func:`activation_bytes`).
+* **Training state** (``training.py``): bytes per parameter of a :class:`TrainingRecipe` (mixed-precision
+  Adam: 2 + 2 + K with K = 12, rajbhandari2020zero), partitioned over the data-parallel GPUs by ZeRO stages
+  0-3 (:func:`zero_bytes_per_param`, returning a :class:`StateBytes`); the same state as three sources count
+  it, :data:`CONVENTIONS` "paper", "megatron" (Megatron-LM's estimator) and "deepspeed" (DeepSpeed's
+  estimators), with offload and ZeRO-3's gathered largest module (:func:`state_bytes_per_param`,
+  :func:`gathered_layer_bytes`, :func:`largest_module_params`).
+* **Activations** (``activations.py``): korthikanti2022reducing, Table 2, per transformer layer and
+  micro-batch, 16-bit activations, generalised to SwiGLU, grouped-query and fused (flash) attention
+  (:func:`activation_bytes_per_layer`, :func:`shape_activation_bytes_per_layer`), and the whole stack
+  (:func:`activation_bytes`).
 * **What fits**: :func:`model_memory` (a :class:`MemoryEstimate` by component), :func:`gpus_to_hold`,
   :func:`max_batch`, :func:`max_trainable_params`, :func:`min_gpus_zero`, and the fine-tuning recipe both
   chapters quote, :func:`finetune_memory`.
@@ -33,8 +38,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from . import check, specs
-from .transformer import TransformerShape, preset
+from .. import check, specs
+from ..transformer import TransformerShape
+from .activations import (RECOMPUTE, activation_bytes, activation_bytes_per_layer, layer_activation_terms,
+                          logits_bytes, shape_activation_bytes_per_layer, shape_of)
+from .training import (BYTES_PER_PARAM_MIXED_ADAM, CONVENTIONS, FP32_ADAM, MIXED_ADAM, OFFLOAD, RECIPES, ZERO_STAGES,
+                       MemoryConvention, StateBytes, TrainingRecipe, _recipe, _stage, gathered_layer_bytes,
+                       largest_module_params, memory_convention, state_bytes_per_param, zero_bytes_per_param)
 
 __all__ = [
     "GB", "FORMAT_BITS", "NF4_DOUBLE_QUANT_OVERHEAD_BITS", "NF4_SINGLE_QUANT_OVERHEAD_BITS", "format_bits",
@@ -43,7 +53,9 @@ __all__ = [
     "StateBytes", "zero_bytes_per_param", "RECOMPUTE", "activation_bytes_per_layer", "logits_bytes",
     "activation_bytes", "MemoryEstimate", "model_memory", "gpus_to_hold", "max_batch", "max_trainable_params",
     "min_gpus_zero", "DEFAULT_LORA_RANK", "DEFAULT_FINETUNE_SEQ", "RESERVE_FRACTION", "runtime_reserve",
-    "cuda_visible_bytes", "usable_bytes", "finetune_memory", "shape_of",
+    "cuda_visible_bytes", "usable_bytes", "finetune_memory", "shape_of", "CONVENTIONS", "MemoryConvention",
+    "memory_convention", "OFFLOAD", "state_bytes_per_param", "gathered_layer_bytes", "largest_module_params",
+    "layer_activation_terms", "shape_activation_bytes_per_layer",
 ]
 
 GB = 1e9
@@ -94,18 +106,6 @@ def weight_bytes(params: float, fmt: str = "bf16", overhead_bits: float = 0.0) -
     return n * (format_bits("fmt", fmt) + extra) / 8
 
 
-def shape_of(model: Any) -> TransformerShape:
-    """``model`` as a shape: a :class:`TransformerShape`, or a preset name / size class of ampere.transformer.
-
-    Chapter: *HBM and the memory hierarchy*, "What fits".
-    """
-    if isinstance(model, TransformerShape):
-        return model
-    if isinstance(model, str):
-        return preset(model)
-    raise TypeError(f"model must be a TransformerShape or a preset name, got {model!r} ({type(model).__name__})")
-
-
 def kv_bytes_per_token(model: TransformerShape | str, fmt: str = "bf16") -> float:
     """Key and value vectors of one token in every layer: 2 x layers x kv_heads x head_dim elements.
 
@@ -123,179 +123,6 @@ def kv_cache_bytes(model: TransformerShape | str, context: int, batch: int = 1, 
     ctx = check.nonneg_int("context", context)
     b = check.positive_int("batch", batch)
     return kv_bytes_per_token(model, fmt) * ctx * b
-
-
-# =======================================================================================================
-# Training state and ZeRO
-# =======================================================================================================
-
-
-@dataclass(frozen=True)
-class TrainingRecipe:
-    """Bytes per trained parameter kept on the GPU, by component (before activations)."""
-
-    name: str
-    weight_bytes: float  # the copy used in forward and backward (fp16/bf16 in mixed precision)
-    grad_bytes: float  # gradients
-    master_bytes: float  # fp32 master copy of the weights (mixed precision only)
-    optimizer_bytes: float  # optimizer state: Adam keeps momentum and variance, 4 + 4 bytes in fp32
-    source: str  # bib key
-
-    def __post_init__(self) -> None:
-        for f in ("weight_bytes", "grad_bytes", "master_bytes", "optimizer_bytes"):
-            object.__setattr__(self, f, check.nonneg(f, getattr(self, f)))
-
-    @property
-    def bytes_per_param(self) -> float:
-        return self.weight_bytes + self.grad_bytes + self.master_bytes + self.optimizer_bytes
-
-    @property
-    def sharded_state_bytes(self) -> float:
-        """What ZeRO stage 1 partitions: master weights plus optimizer state (the paper's K)."""
-        return self.master_bytes + self.optimizer_bytes
-
-
-#: Mixed-precision training with Adam: 2 (fp16/bf16 weights) + 2 (gradients) + 4 (fp32 master) + 4 + 4
-#: (Adam momentum and variance) = 16 bytes per parameter; the ZeRO paper's (2 + 2 + K) with K = 12.
-MIXED_ADAM = TrainingRecipe("mixed_adam", 2, 2, 4, 8, "rajbhandari2020zero")
-#: Plain fp32 training with Adam: 4 + 4 + 8, also 16 bytes per parameter (no separate master copy).
-FP32_ADAM = TrainingRecipe("fp32_adam", 4, 4, 0, 8, "rajbhandari2020zero")
-RECIPES: Mapping[str, TrainingRecipe] = MappingProxyType({r.name: r for r in (MIXED_ADAM, FP32_ADAM)})
-#: The number everybody quotes: bytes per parameter of mixed-precision Adam training, before activations.
-BYTES_PER_PARAM_MIXED_ADAM = MIXED_ADAM.bytes_per_param
-#: ZeRO-DP stages (rajbhandari2020zero): what each one partitions across the data-parallel GPUs.
-ZERO_STAGES: Mapping[int, str] = MappingProxyType({
-    0: "no partitioning (plain data parallelism)",
-    1: "optimizer state partitioned (P_os)",
-    2: "optimizer state and gradients partitioned (P_os+g)",
-    3: "optimizer state, gradients and weights partitioned (P_os+g+p)",
-})
-
-
-def _recipe(recipe: str | TrainingRecipe) -> TrainingRecipe:
-    if isinstance(recipe, TrainingRecipe):
-        return recipe
-    if not isinstance(recipe, str):
-        raise TypeError(f"recipe must be a recipe name or a TrainingRecipe, got {recipe!r}")
-    return RECIPES[check.one_of("recipe", recipe, tuple(RECIPES))]
-
-
-def _stage(name: str, stage: Any) -> int:
-    return check.integer(name, stage, minimum=0, maximum=3)
-
-
-@dataclass(frozen=True)
-class StateBytes:
-    """Bytes per parameter one GPU holds for each part of the training state. See :func:`zero_bytes_per_param`."""
-
-    weights: float
-    gradients: float
-    master_weights: float
-    optimizer_state: float
-
-    @property
-    def total(self) -> float:
-        return self.weights + self.gradients + self.master_weights + self.optimizer_state
-
-    def items(self) -> list[tuple[str, float]]:
-        """(component, bytes per parameter) in a stable order."""
-        return [("weights", self.weights), ("gradients", self.gradients),
-                ("master_weights", self.master_weights), ("optimizer_state", self.optimizer_state)]
-
-    def to_dict(self) -> dict[str, float]:
-        return dict(self.items())
-
-
-def zero_bytes_per_param(stage: int = 0, data_parallel: int = 1,
-                         recipe: str | TrainingRecipe = MIXED_ADAM) -> StateBytes:
-    """Bytes per parameter held by each GPU under ZeRO ``stage`` with ``data_parallel`` GPUs.
-
-    Stage 1 divides master weights and optimizer state by N, stage 2 also the gradients, stage 3 also the
-    weights (rajbhandari2020zero, Figure 1: 7.5B parameters on 64 GPUs hold 120, 31.4, 16.6 and 1.9 GB).
-    A Megatron "distributed optimizer" is stage 1. Chapter: *HBM and the memory hierarchy*, "Training state".
-    """
-    st = _stage("zero_stage", stage)
-    n = check.positive_int("data_parallel", data_parallel)
-    r = _recipe(recipe)
-    return StateBytes(r.weight_bytes / (n if st >= 3 else 1), r.grad_bytes / (n if st >= 2 else 1),
-                      r.master_bytes / (n if st >= 1 else 1), r.optimizer_bytes / (n if st >= 1 else 1))
-
-
-# =======================================================================================================
-# Activations (korthikanti2022reducing)
-# =======================================================================================================
-
-#: Activation recomputation: none, selective (attention scores and softmax recomputed), full (only each
-#: layer's input kept).
-RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
-
-
-def activation_bytes_per_layer(seq: int, micro_batch: int, hidden: int, heads: int, *, tensor: int = 1,
-                               sequence_parallel: bool = False, recompute: str = "none") -> float:
-    """Activation bytes one transformer layer keeps for one micro-batch: korthikanti2022reducing, Table 2.
-
-    With s = ``seq``, b = ``micro_batch``, h = ``hidden``, a = ``heads``, t = ``tensor`` (16-bit
-    activations, GPT layer with a 4h MLP; for SwiGLU or grouped-query layers the constants are an
-    approximation):
-
-    ====================================================  =========================
-    no parallelism (t = 1)                                 s b h (34 + 5 a s / h)
-    tensor parallel                                        s b h (10 + 24/t + 5 a s / (h t))
-    tensor + sequence parallel                             s b h (34/t + 5 a s / (h t))
-    tensor parallel + selective recomputation              s b h (10 + 24/t)
-    tensor + sequence parallel + selective recomputation   s b h (34/t)
-    full recomputation                                     2 s b h (the layer input)
-    ====================================================  =========================
-
-    The 10 s b h of the tensor-parallel rows are the LayerNorm inputs and dropout masks every tensor rank
-    keeps whole; sequence parallelism splits them. With full recomputation and sequence parallelism the
-    stored input is the sequence-split one, 2 s b h / t. Chapter: *HBM and the memory hierarchy*,
-    "Activations"; *Megatron-LM*, "Memory per GPU".
-    """
-    s = check.positive_int("seq", seq)
-    b = check.positive_int("micro_batch", micro_batch)
-    h = check.positive_int("hidden", hidden)
-    a = check.positive_int("heads", heads)
-    t = check.positive_int("tensor", tensor)
-    sp = check.boolean("sequence_parallel", sequence_parallel)
-    rc = check.one_of("recompute", recompute, RECOMPUTE)
-    sbh = s * b * h
-    if rc == "full":
-        return 2 * sbh / (t if sp else 1)
-    linear = 34 / t if sp else 10 + 24 / t
-    scores = 0.0 if rc == "selective" else 5 * a * s / (h * t)
-    return sbh * (linear + scores)
-
-
-def logits_bytes(seq: int, micro_batch: int, vocab: int, tensor: int = 1) -> float:
-    """The fp32 logits (softmax) the cross-entropy keeps for backward: 4 s b V / t bytes.
-
-    Chapter: *HBM and the memory hierarchy*, "Training a model".
-    """
-    s = check.positive_int("seq", seq)
-    b = check.positive_int("micro_batch", micro_batch)
-    v = check.positive_int("vocab", vocab)
-    return 4 * s * b * v / check.positive_int("tensor", tensor)
-
-
-def activation_bytes(model: TransformerShape | str, seq: int | None = None, micro_batch: int = 1,
-                     recompute: str = "full", *, tensor: int = 1, sequence_parallel: bool = False,
-                     layers: int | None = None) -> float:
-    """Activation memory of one training micro-batch through ``layers`` layers (default: all of them).
-
-    ``layers`` x :func:`activation_bytes_per_layer`; with full recomputation one layer's complete
-    activations are also live while it is recomputed; plus the fp32 logits (:func:`logits_bytes`).
-    ``seq`` defaults to the shape's ``seq``. Chapter: *HBM and the memory hierarchy*, "Activations".
-    """
-    m = shape_of(model)
-    s = m.seq if seq is None else check.positive_int("seq", seq)
-    n = m.layers if layers is None else check.positive_int("layers", layers)
-    kw = dict(tensor=tensor, sequence_parallel=sequence_parallel)
-    kept = activation_bytes_per_layer(s, micro_batch, m.hidden, m.heads, recompute=recompute, **kw)
-    total = n * kept
-    if recompute == "full":
-        total += activation_bytes_per_layer(s, micro_batch, m.hidden, m.heads, recompute="none", **kw)
-    return total + logits_bytes(s, micro_batch, m.vocab, tensor)
 
 
 # =======================================================================================================
@@ -424,6 +251,7 @@ def model_memory(
     seq_len: int = 0,
     micro_batch: int = 1,
     recompute: str = "full",
+    convention: str | MemoryConvention | None = None,
 ) -> MemoryEstimate:
     """What one GPU must hold to serve or to train a model, component by component, in bytes.
 
@@ -437,7 +265,9 @@ def model_memory(
 
     Training (``mode="training"``): ``finetune="full"`` keeps the ``recipe``'s bytes per parameter
     (mixed-precision Adam: 16), partitioned by ZeRO ``zero_stage`` over ``data_parallel`` GPUs;
-    ``"lora"`` freezes the base weights in ``weights`` format and trains rank-``lora_rank`` adapters on
+    ``convention`` ("paper", "megatron", "deepspeed") counts the full-training state as that source
+    does (:func:`state_bytes_per_param`, and DeepSpeed's gathered largest module for ZeRO-3); ``"lora"``
+    freezes the base weights in ``weights`` format and trains rank-``lora_rank`` adapters on
     every linear layer with ``adapter_recipe``; ``"qlora"`` does the same over NF4 base weights with
     double quantization (4.127 bits per weight, dettmers2023qlora). Activations are included when
     ``seq_len`` > 0 (see :func:`activation_bytes`), else left out and said so in ``assumptions``.
@@ -479,7 +309,17 @@ def model_memory(
         return MemoryEstimate("inference", n_params, breakdown, 1, 0, tuple(assumptions))
 
     r = _recipe(recipe)
-    if finetune == "full":
+    if finetune == "full" and convention is not None:
+        conv = memory_convention(convention)
+        per = state_bytes_per_param(zero_stage, data_parallel, conv)
+        breakdown.update({k: v * n_params for k, v in per.items()})
+        if shape is not None and zero_stage == 3:
+            buf = gathered_layer_bytes(3, largest_module_params(shape), conv)
+            if buf:
+                breakdown["gathered_layer"] = buf
+        assumptions.append(f"{name}: full training, counted as the {conv.name!r} convention "
+                           f"({per.total:.3g} bytes per parameter), ZeRO stage {zero_stage} over {data_parallel} GPU(s)")
+    elif finetune == "full":
         per = zero_bytes_per_param(zero_stage, data_parallel, r)
         breakdown.update({k: v * n_params for k, v in per.items()})
         assumptions.append(f"{name}: full training, {r.name} ({r.bytes_per_param:g} bytes per parameter before "
@@ -569,22 +409,35 @@ def max_trainable_params(gpu: str | specs.GPUSpec, recipe: str | TrainingRecipe 
 
 def min_gpus_zero(params: float, gpu: str | specs.GPUSpec, stage: int = 3,
                   recipe: str | TrainingRecipe = MIXED_ADAM, reserve_bytes: float | None = None,
-                  max_gpus: int = 1_000_000) -> int | None:
+                  max_gpus: int = 1_000_000, *, convention: str | MemoryConvention | None = None,
+                  largest_layer_params: float = 0.0, offload: str = "none") -> int | None:
     """Fewest data-parallel GPUs for which ZeRO ``stage`` brings the training state under :func:`usable_bytes`
     (``reserve_bytes`` defaults to the runtime reserve).
 
+    By default the state is the ``recipe``'s, partitioned as the ZeRO paper does (:func:`zero_bytes_per_param`).
+    ``convention`` ("paper", "megatron", "deepspeed": :data:`CONVENTIONS`) counts it as that source does
+    instead (:func:`state_bytes_per_param`), with the gathered largest module of ZeRO-3
+    (``largest_layer_params``, :func:`largest_module_params`) and ``offload`` where the convention has them:
+    Llama-2-70B on A100 80GB needs more cards with DeepSpeed's own count than with the paper's.
     Returns None when no number of GPUs up to ``max_gpus`` is enough (stages 0-2 keep unpartitioned parts
     on every GPU).
-    Chapter: *HBM and the memory hierarchy*, "Training a model".
+    Chapter: *HBM and the memory hierarchy*, "Training a model"; *Megatron-LM*, "Checked against Megatron-LM
+    and DeepSpeed".
     """
     n_params = check.positive("params", params)
     cap = _usable(gpu, reserve_bytes)
-    r = _recipe(recipe)
     st = _stage("stage", stage)
     limit = check.positive_int("max_gpus", max_gpus)
-    one, two = zero_bytes_per_param(st, 1, r).items(), dict(zero_bytes_per_param(st, 2, r).items())
-    fixed = n_params * sum(v for k, v in one if two[k] == v)  # parts every GPU keeps whole
-    shrinking = n_params * sum(v for k, v in one if two[k] != v)  # parts divided by the GPU count
+    if convention is None:
+        r = _recipe(recipe)
+        one, two = zero_bytes_per_param(st, 1, r).items(), dict(zero_bytes_per_param(st, 2, r).items())
+        fixed = n_params * sum(v for k, v in one if two[k] == v)  # parts every GPU keeps whole
+        shrinking = n_params * sum(v for k, v in one if two[k] != v)  # parts divided by the GPU count
+    else:
+        one, two = state_bytes_per_param(st, 1, convention, offload), state_bytes_per_param(st, 2, convention, offload)
+        shrinking = n_params * 2 * (one.total - two.total)  # replicated + S = one, replicated + S/2 = two
+        fixed = n_params * one.total - shrinking
+        fixed += gathered_layer_bytes(st, largest_layer_params, convention, offload)
     if fixed >= cap:
         return None
     n = max(1, math.ceil(shrinking / (cap - fixed) - 1e-12)) if shrinking else 1
