@@ -233,6 +233,23 @@ def _stop(procs: list[Any], grace_s: float) -> list[int]:
     return killed
 
 
+def _start(procs: list[Any]) -> None:
+    """Start the ranks with SIGINT ignored (inherited through exec): Ctrl-C in a terminal reaches the whole
+    process group, and the parent, not each rank, answers it (it stops the ranks; no rank prints a
+    KeyboardInterrupt traceback). Outside the main thread the disposition cannot change; the ranks then
+    start as they are."""
+    try:
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        before = None
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGINT, before)
+
+
 def _tail(text: str, lines: int = 6) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
@@ -335,8 +352,7 @@ def spawn(fn: Callable[..., Any], world_size: int, *, args: tuple = (), backend:
 
         killed: list[int] = []
         try:
-            for p in procs:
-                p.start()
+            _start(procs)
             for r in range(world_size):
                 pipes[r][1].close()  # the rank holds the write end: its death closes the pipe
             life_r.close()
