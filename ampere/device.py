@@ -77,11 +77,13 @@ class DeviceInfo:
             cc = check.sequence("compute_capability", self.compute_capability, check.nonneg_int, min_len=2,
                                 max_len=2)
             put("compute_capability", (cc[0], cc[1]))
-        for name in ("memory_bytes", "sm_count", "l2_bytes", "torch_threads"):
-            check.optional(check.positive_int, name, getattr(self, name))
-        for name in ("gpu_count", "cpu_count"):
-            check.nonneg_int(name, getattr(self, name))
-        check.optional(check.nonneg_int, "cudnn_version", self.cudnn_version)
+        for name, limit in (("memory_bytes", 2 ** 44), ("sm_count", 10_000), ("l2_bytes", 2 ** 32),
+                            ("torch_threads", 100_000)):
+            check.optional(check.bounded_int, name, getattr(self, name), 1, limit, why="larger than any device")
+        for name, limit in (("gpu_count", 1024), ("cpu_count", 100_000)):
+            check.bounded_int(name, getattr(self, name), 0, limit, why="larger than any machine")
+        check.optional(check.bounded_int, "cudnn_version", self.cudnn_version, 0, 10 ** 7,
+                       why="cuDNN versions are numbers like 90100")
         if self.spec_name is not None:
             put("spec_name", check.gpu("spec_name", self.spec_name))
         for name in ("tf32", "bf16_tensor", "fp8_tensor", "int8_tensor", "sparse_2to4", "mig_capable", "forced_cpu"):
@@ -90,8 +92,8 @@ class DeviceInfo:
             check.optional(check.boolean, name, getattr(self, name))
         put("sparse_2to4_backends", tuple(check.names("sparse_2to4_backends", self.sparse_2to4_backends,
                                                       SPARSE_BACKENDS, min_len=0)))
-        for name in ("sm_clock_max_hz", "power_limit_w"):
-            check.optional(check.positive, name, getattr(self, name))
+        for name, limit in (("sm_clock_max_hz", 1e10), ("power_limit_w", 1e5)):
+            check.optional(check.positive, name, getattr(self, name), maximum=limit)
         for name in ("mig_instance", "pcie_link", "torch_version", "cuda_version", "nccl_version", "driver_version"):
             check.optional(check.string, name, getattr(self, name))
         check.string("python_version", self.python_version)
@@ -234,7 +236,7 @@ def nvml_handle(index: int) -> tuple[Any, str]:
     GPUs. Raises ``RuntimeError`` when NVML is not usable. Shared by :func:`probe` and
     :func:`ampere.timing.benchmark`.
     """
-    index = check.nonneg_int("index", index)
+    index = check.bounded_int("index", index, 0, 1023, why="CUDA device numbers")
     import torch
 
     module, error = nvml()
@@ -316,7 +318,7 @@ def probe(index: int = 0, force: str | None = None) -> DeviceInfo:
     Never raises for missing hardware or libraries: what could not be read is None and explained in
     ``notes``. ``AMPERE_DEVICE=cpu`` or ``force="cpu"`` (``bench --device cpu``) forces the CPU path.
     """
-    index = check.nonneg_int("index", index)
+    index = check.bounded_int("index", index, 0, 1023, why="CUDA device numbers")
     force = check.optional(check.one_of, "force", force, ("cpu",))
     forced = force == "cpu" or os.environ.get(ENV_FORCE, "").strip().lower() == "cpu"
     base: dict[str, Any] = {"cpu_name": _cpu_name(), "cpu_count": os.cpu_count() or 0, "forced_cpu": forced}

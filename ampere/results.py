@@ -336,6 +336,9 @@ class Record:
         check.one_of("Record.kind", self.kind, KINDS)
         for name in ("benchmark", "gpu", "source"):
             check.string(f"Record.{name}", getattr(self, name))
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", self.benchmark):
+            raise ValueError(f"Record.benchmark={self.benchmark!r} must be lower-case letters, digits, '-', '_' "
+                             "and '.' (e.g. 'matmul', 'all-reduce')")
         for name in ("where", "date", "note", "id"):
             check.string(f"Record.{name}", getattr(self, name), allow_empty=True)
         for name in ("params", "setup"):
@@ -364,8 +367,9 @@ class Record:
     def figure(self, name: str) -> Any:
         """One figure, with a clear error naming the ones this record has (:class:`FigureError`, both a
         ``KeyError`` and a ``ValueError``)."""
-        if not isinstance(name, str) or name not in self.figures:
-            raise FigureError(f"figure {name!r} is not in record {self.id or self.benchmark!r}; it has "
+        name = check.string("name", name, allow_empty=True)
+        if name not in self.figures:
+            raise FigureError(f"name={name!r} is not a figure of record {self.id or self.benchmark!r}; it has "
                               f"{', '.join(self.figures)}")
         return self.figures[name]
 

@@ -32,6 +32,9 @@ def markdown_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | N
     """
     rows = check.sequence("rows", rows, check.mapping, max_len=100_000)
     columns = check.optional(check.sequence, "columns", columns, check.string, max_len=1000) or list(rows[0])
+    missing = [c for c in columns if not any(c in r for r in rows)]
+    if missing:
+        raise ValueError(f"columns {missing} are in no row; the rows have {sorted({k for r in rows for k in r})}")
     formats = check.optional(check.mapping, "formats", formats) or {}
     for key, spec in formats.items():
         check.string(f"formats[{key!r}]", spec, allow_empty=True)

@@ -48,8 +48,9 @@ MAX_CALLS_PER_SAMPLE = 1_000_000
 MAX_WARMUP_S = 600.0
 MAX_TIME_S = 3600.0
 MAX_TARGET_SAMPLE_S = 10.0
-MAX_L2_BYTES = 2 ** 40
+MAX_L2_BYTES = 2 ** 32  # 4 GiB: L2 caches are tens of MiB, and the flush buffer is twice this
 MODES = ("host", "cuda-events")
+MAX_CLOCK_MHZ = 100_000.0
 
 
 def _device(name: str, device: Any) -> Any:
@@ -104,9 +105,11 @@ class Measurement:
         self.l2_flushed = check.boolean("l2_flushed", self.l2_flushed)
         self.warmup_s = check.nonneg("warmup_s", self.warmup_s, maximum=MAX_WARMUP_S)
         self.device = check.string("device", self.device)
-        self.sm_clocks_mhz = check.sequence("sm_clocks_mhz", self.sm_clocks_mhz, check.positive, min_len=0,
+        self.sm_clocks_mhz = check.sequence("sm_clocks_mhz", self.sm_clocks_mhz,
+                                            lambda n, v: check.positive(n, v, maximum=MAX_CLOCK_MHZ), min_len=0,
                                             max_len=MAX_SAMPLES)
-        self.max_sm_clock_mhz = check.optional(check.positive, "max_sm_clock_mhz", self.max_sm_clock_mhz)
+        self.max_sm_clock_mhz = check.optional(check.positive, "max_sm_clock_mhz", self.max_sm_clock_mhz,
+                                               maximum=MAX_CLOCK_MHZ)
         self.timed_out = check.boolean("timed_out", self.timed_out)
         self.params = check.mapping("params", self.params)
         self._stats = summarize(self.samples_s)
@@ -209,7 +212,7 @@ def l2_flusher(device: Any, l2_bytes: int | None = None) -> Callable[[], None]:
     are allocated once, here; each call of the returned function launches two kernels on the current
     stream of ``device``.
     """
-    l2_bytes = check.optional(check.bounded_int, "l2_bytes", l2_bytes, 1, MAX_L2_BYTES, why="1 TiB")
+    l2_bytes = check.optional(check.bounded_int, "l2_bytes", l2_bytes, 1, MAX_L2_BYTES, why="4 GiB; an L2 is tens of MiB")
     device = _device("device", device)
     if isinstance(device, str) or device.type != "cuda":
         return lambda: None
@@ -296,7 +299,7 @@ def benchmark(
                                       MAX_CALLS_PER_SAMPLE, why="calls timed together in one sample")
     warmup_s = check.optional(check.nonneg, "warmup_s", warmup_s, maximum=MAX_WARMUP_S)
     flush_l2 = check.boolean("flush_l2", flush_l2)
-    l2_bytes = check.optional(check.bounded_int, "l2_bytes", l2_bytes, 1, MAX_L2_BYTES, why="1 TiB")
+    l2_bytes = check.optional(check.bounded_int, "l2_bytes", l2_bytes, 1, MAX_L2_BYTES, why="4 GiB; an L2 is tens of MiB")
     params = check.optional(check.mapping, "params", params)
     device = _device("device", device)
     is_cuda = False
