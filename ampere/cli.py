@@ -157,7 +157,8 @@ def _cmd_validate(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (0 ok, 1 a failed check, 2 a user error, 130 Ctrl-C)."""
-    argv = check.sequence("argv", sys.argv[1:] if argv is None else argv, check.string, min_len=0, max_len=10_000)
+    argv = check.sequence("argv", sys.argv[1:] if argv is None else argv,
+                          lambda name, word: check.string(name, word, allow_empty=True), min_len=0, max_len=10_000)
     try:
         return _main(argv)
     except KeyboardInterrupt:

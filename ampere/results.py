@@ -344,15 +344,16 @@ class Record:
         for name in ("params", "setup"):
             check.mapping(f"Record.{name}", getattr(self, name))
         if not isinstance(self.figures, Mapping) or not self.figures:
-            raise ValueError(f"Record {self.id or self.benchmark!r}: figures must be a non-empty mapping")
+            raise ValueError(f"Record {self.id or self.benchmark!r}: figures must be a non-empty mapping of "
+                             f"names to numbers, got {self.figures!r:.60}")
         for key, value in self.figures.items():
             if self.kind == "published" and not key.endswith(UNIT_SUFFIXES):
-                raise ValueError(f"Record {self.id!r}: figure name {key!r} does not end with a unit; "
+                raise ValueError(f"Record {self.id!r}: figures name {key!r} does not end with a unit; "
                                  f"allowed endings: {', '.join(UNIT_SUFFIXES)}")
             values = value if isinstance(value, (list, tuple)) else [value]
             if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                                      for v in values):
-                raise ValueError(f"Record {self.id!r}: figure {key!r} must be a finite number or a list of them")
+                raise ValueError(f"Record {self.id!r}: figures[{key!r}] must be a finite number or a list of them")
         object.__setattr__(self, "figures", _frozen(self.figures))
         object.__setattr__(self, "params", _frozen(self.params))
         object.__setattr__(self, "setup", _frozen(self.setup))

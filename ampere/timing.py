@@ -69,11 +69,14 @@ def _device(name: str, device: Any) -> Any:
 
 
 def summarize(samples_s: Sequence[float]) -> dict[str, float]:
-    """Median, quartiles, IQR, relative IQR, min, mean and count of a list of durations (seconds)."""
+    """Median, quartiles, IQR, relative IQR, min, mean and count of a list of durations (seconds).
+
+    ``rel_iqr`` is IQR / median: 0 when every sample is equal, infinite when the median is 0 but not the
+    spread (durations at the timer's resolution)."""
     x = np.asarray(check.sequence("samples_s", samples_s, check.nonneg, max_len=MAX_SAMPLES), dtype=np.float64)
     p25, median, p75 = (float(v) for v in np.percentile(x, [25, 50, 75]))
     return {"median_s": median, "p25_s": p25, "p75_s": p75, "iqr_s": p75 - p25,
-            "rel_iqr": (p75 - p25) / median if median > 0 else math.inf,
+            "rel_iqr": (p75 - p25) / median if median > 0 else (0.0 if p75 == p25 else math.inf),
             "min_s": float(x.min()), "mean_s": float(x.mean()), "n": int(x.size)}
 
 
