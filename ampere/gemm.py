@@ -7,7 +7,11 @@ matmuls miss the roof"); *TF32 and the precision formats*, *2:4 structured spars
 
 * :func:`peak_precision_for` -- the roof of a measured matmul (cuBLAS runs FP64 GEMMs on the FP64
   tensor cores where they exist).
-* :func:`wave_efficiency` -- output tiles run in waves over the SMs; the last wave is partly empty.
+* :func:`wave_efficiency` -- output tiles run in waves over the SMs; the last wave is partly empty;
+  :func:`quantized_matmul_time` -- the time that follows (waves x the time of one tile, plus a fixed
+  per-kernel overhead): the tile and wave staircase of throughput against a dimension.
+* :func:`alignment_elements` -- NVIDIA's alignment rule for tensor-core GEMM dimensions (16 bytes, 128 on
+  the A100) in elements of a precision.
 * :func:`peak_rows` -- one :class:`PeakRow` per (GPU, precision, dense/sparse): the derivation
   SMs x FMA/clk/SM x 2 x clock beside the figure NVIDIA prints.
 * :func:`published_matmul` -- the published achievable-matmul records of
@@ -25,7 +29,8 @@ from typing import Any, Iterable, Sequence
 from . import check, results, specs
 
 __all__ = ["matmul_flops", "peak_precision_for", "wave_efficiency", "PeakRow", "peak_rows", "MATMUL_METHODS",
-           "published_matmul", "matmul_tflops", "matmul_shape", "MAMF_SIBLINGS", "mamf_flops"]
+           "published_matmul", "matmul_tflops", "matmul_shape", "MAMF_SIBLINGS", "mamf_flops",
+           "quantized_matmul_time", "ELEMENT_BYTES", "alignment_elements"]
 
 #: How a published matmul figure was obtained: "mamf" = the best of a search over many shapes (maximum
 #: achievable matmul FLOPS), "fixed" = one stated shape, "sweep" = a source's summary of a sweep of square
@@ -46,8 +51,8 @@ def peak_precision_for(spec: str | specs.GPUSpec, precision: str) -> str | None:
     """The peak a measured matmul of ``precision`` is compared with, or None when ``spec`` lacks it.
 
     cuBLAS runs FP64 GEMMs on the FP64 tensor cores where they exist (A100, H100), so their roof is
-    ``fp64_tc``, not the CUDA-core ``fp64``. Chapter: *Architecture of the GA100*, "Measured on this
-    machine".
+    ``fp64_tc``, not the CUDA-core ``fp64``. Chapter: *Architecture of the GA100*, "How close real
+    matmuls come to the peak".
     """
     spec = specs.get(spec)
     check.one_of("precision", precision, specs.PRECISIONS)
@@ -77,6 +82,54 @@ def wave_efficiency(m: int, n: int, tile_m: int = 128, tile_n: int = 128, sms: i
     waves = math.ceil(tiles / slots)
     useful = (m * n * batch) / (tile_m * tile_n)  # tiles' worth of real output
     return useful / (waves * slots)
+
+
+def quantized_matmul_time(m: int, n: int, k: int, peak_flop_per_s: float, tile_m: int = 256, tile_n: int = 128,
+                          sms: int = 108, tiles_per_sm: int = 1, overhead_s: float = 0.0) -> float:
+    """Seconds for C[m,n] = A[m,k] B[k,n] when output tiles run in waves at the peak rate, plus a fixed overhead.
+
+    Each of the ``sms * tiles_per_sm`` slots of a wave computes one ``tile_m x tile_n`` output tile over the
+    whole inner dimension at its share of ``peak_flop_per_s``: a tile takes ``2 tile_m tile_n k / (peak /
+    slots)``. A partial tile at the matrix edge costs a whole one (tile quantisation), a partial last wave a
+    whole wave (wave quantisation), so the time is ``ceil(tiles / slots)`` tile times plus ``overhead_s`` (a
+    kernel launch). ``matmul_flops(m, n, k) / time`` is ``peak x wave_efficiency(...)`` when the overhead is
+    zero: plotted against ``n`` it is the staircase of NVIDIA's Matrix Multiplication Background guide. An
+    upper bound of a compute-bound kernel, not a prediction of cuBLAS, which picks among many tile shapes.
+
+    Chapter: *Architecture of the GA100*, "Tiles, waves and alignment".
+    """
+    m, n, k, tile_m, tile_n, sms, tiles_per_sm = (
+        check.positive_int(label, v) for label, v in (
+            ("m", m), ("n", n), ("k", k), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
+            ("tiles_per_sm", tiles_per_sm)))
+    peak = check.positive("peak_flop_per_s", peak_flop_per_s)
+    overhead_s = check.nonneg("overhead_s", overhead_s)
+    slots = sms * tiles_per_sm
+    tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n)
+    waves = math.ceil(tiles / slots)
+    tile_s = 2.0 * tile_m * tile_n * k / (peak / slots)
+    return waves * tile_s + overhead_s
+
+
+#: Bytes per element of each precision's matmul inputs (TF32 reads FP32 words, FP64 tensor cores FP64).
+ELEMENT_BYTES: dict[str, int] = {"fp64": 8, "fp64_tc": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1,
+                                 "int8": 1, "int4": 1}
+
+
+def alignment_elements(precision: str) -> tuple[int, int]:
+    """(elements, elements on the A100): the multiples of which GEMM dimensions M, N, K should be for tensor cores.
+
+    NVIDIA's rule is in bytes (``ampere/data/tables/gpu-performance-rules.json``, row ``tensor_core_alignment``):
+    dimensions aligned to 16 bytes, 128 bytes on the A100, perform better, and before cuBLAS 11.0 the 16 bytes
+    were required to use tensor cores at all. In elements: FP16/BF16 8 and 64, TF32 4 and 32, INT8 16 and 128,
+    FP64 2 and 16. (INT4 packs two values per byte: its entry counts bytes.)
+
+    Chapter: *Architecture of the GA100*, "Tiles, waves and alignment".
+    """
+    check.one_of("precision", precision, ELEMENT_BYTES)
+    row = next(r for r in results.table("gpu-performance-rules")["rows"] if r["rule"] == "tensor_core_alignment")
+    size = ELEMENT_BYTES[precision]
+    return int(row["min_bytes"]) // size, int(row["a100_bytes"]) // size
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -119,3 +119,37 @@ def test_mamf_flops_and_siblings():
         gemm.mamf_flops("T4")
     with pytest.raises(ValueError, match="precision"):
         gemm.mamf_flops("A100-SXM4-80GB", "bfloat16")
+
+
+def test_quantized_matmul_time_is_waves_times_tile_time_plus_overhead():
+    import math
+
+    from ampere import gemm
+
+    peak = 312e12
+    for m, n, k in [(4096, 4096, 4096), (1536, 2305, 1024), (100, 100, 64), (8192, 1, 8)]:
+        t = gemm.quantized_matmul_time(m, n, k, peak, 256, 128, sms=108)
+        assert gemm.matmul_flops(m, n, k) / t == pytest.approx(peak * gemm.wave_efficiency(m, n, 256, 128, 108))
+        tiles = math.ceil(m / 256) * math.ceil(n / 128)
+        assert t == pytest.approx(math.ceil(tiles / 108) * 2 * 256 * 128 * k / (peak / 108))
+    assert gemm.quantized_matmul_time(256, 128, 64, peak, overhead_s=5e-6) == pytest.approx(
+        gemm.quantized_matmul_time(256, 128, 64, peak) + 5e-6)
+    # two tiles per SM share it: same time for a full double wave as one tile per SM on twice the work
+    assert gemm.quantized_matmul_time(256 * 2, 128 * 108, 64, peak, tiles_per_sm=2) == pytest.approx(
+        gemm.quantized_matmul_time(256 * 2, 128 * 108, 64, peak))
+    with pytest.raises(ValueError, match="peak_flop_per_s"):
+        gemm.quantized_matmul_time(1, 1, 1, 0.0)
+    with pytest.raises(TypeError, match="tile_m"):
+        gemm.quantized_matmul_time(1, 1, 1, 1.0, tile_m=True)
+    with pytest.raises(ValueError, match="overhead_s"):
+        gemm.quantized_matmul_time(1, 1, 1, 1.0, overhead_s=-1.0)
+
+
+def test_alignment_elements_follow_nvidias_byte_rule():
+    from ampere import gemm
+
+    assert gemm.alignment_elements("fp16") == (8, 64) == gemm.alignment_elements("bf16")
+    assert gemm.alignment_elements("tf32") == (4, 32) and gemm.alignment_elements("int8") == (16, 128)
+    assert gemm.alignment_elements("fp64") == (2, 16)
+    with pytest.raises(ValueError, match="precision"):
+        gemm.alignment_elements("fp12")

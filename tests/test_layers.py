@@ -118,3 +118,81 @@ def test_lazy_submodules_list_every_module():
 
     assert set(_modules()) - {"__main__"} <= set(ampere.__all__), \
         sorted(set(_modules()) - {"__main__"} - set(ampere.__all__))
+
+
+#: Every chapter and aggregator is a package whose files follow the concern (CONTRIBUTING.md, "Layers").
+PACKAGES = ("architecture", "numerics", "hbm", "kernels", "sparsity", "mig", "interconnect", "cluster", "megatron",
+            "today", "report")
+#: The files of a package that measure or draw: they may import torch, matplotlib or triton, but only inside the
+#: functions that need them. Every other file of a package is a model (or table, or view built on the core) and
+#: imports none of them anywhere. A new measuring or drawing file is added here, with its package.
+HEAVY = {
+    "architecture": {"figures", "measure"},
+    "cluster": {"figures"},
+    "hbm": {"measure", "views"},
+    "interconnect": {"bench", "figures", "measure"},
+    "kernels": {"bench", "triton_kernels", "views"},
+    "megatron": {"figures", "lab", "lab_model", "measure"},
+    "mig": {"figures", "measure"},
+    "numerics": {"bench", "figures", "measure", "torch_rounding", "training"},
+    "report": {"figures"},
+    "sparsity": {"arrays", "asp", "backends", "figures", "format_checks", "measure"},
+}
+HEAVY_MODULES = {"torch", "matplotlib", "triton"}
+MAX_LINES = 600
+
+
+def _heavy_imports(tree: ast.AST) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add((node.module or "").split(".")[0])
+    return found & HEAVY_MODULES
+
+
+def test_every_chapter_is_a_package_with_a_public_api():
+    for name in PACKAGES:
+        init = PKG / name / "__init__.py"
+        assert init.exists(), f"ampere/{name}/ must be a package"
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        assert ast.get_docstring(tree), f"ampere/{name}/__init__.py needs a docstring with the package's map"
+        assert any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+                   for n in tree.body), f"ampere/{name}/__init__.py must name its public API in __all__"
+
+
+def test_no_file_is_over_the_line_limit():
+    long = {str(p.relative_to(PKG)): n for p in PKG.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"files over {MAX_LINES} lines (split them by concern): {long}"
+
+
+def test_model_files_never_import_torch_or_matplotlib_and_heavy_files_only_inside_functions():
+    bad = []
+    for name in PACKAGES:
+        for path in sorted((PKG / name).glob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            where = path.relative_to(PKG)
+            if path.stem not in HEAVY.get(name, set()):
+                if _heavy_imports(tree):
+                    bad.append(f"{where} is a model file but imports {sorted(_heavy_imports(tree))} (move the "
+                               f"measuring/drawing code to a file listed in HEAVY)")
+            else:
+                top = ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))],
+                                 type_ignores=[])
+                if _heavy_imports(top):
+                    bad.append(f"{where} imports {sorted(_heavy_imports(top))} at module level")
+    assert not bad, "\n".join(bad)
+
+
+def test_importing_a_chapter_loads_neither_torch_nor_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib\n"
+            f"for name in {PACKAGES!r}:\n"
+            "    importlib.import_module('ampere.' + name)\n"
+            "print(sorted(m for m in ('torch', 'matplotlib', 'triton') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -9,10 +9,15 @@ The package, one file per concern:
 * ``die.py`` — the die layout of a product (enabled TPCs), the full-die L2, harvesting yield (pure);
 * ``peaks.py`` — per-SM resources, the peak tables derived beside the datasheet, ``validate specs`` (pure);
 * ``roofline.py`` — arithmetic intensity, ridge points, attainable FLOP/s, the roofline curve (pure);
+* ``execution.py`` — warps and SIMT, the schedulers, branch divergence, latency hiding (Little's law) and the
+  resident warps a kernel's registers and shared memory allow (pure);
+* ``quantization.py`` — the tile and wave staircase, the launch-overhead roof, steps of many small kernels (pure);
 * ``capabilities.py`` — what each reader environment can measure (the introduction's table; pure);
 * ``measure.py`` — the matmul sweep (torch inside), recorded results, the BF16 target, ``bench matmul``;
 * ``matmul_view.py`` — measured, recorded and published matmuls beside the dense peak (:func:`show_matmul`);
-* ``figures.py`` — the dies, the harvesting curves and the roofline drawn (matplotlib inside);
+* ``figures.py`` — the dies, the harvesting curves and the roofline drawn, and the staircase modelled and
+  measured on a CUDA GPU (:func:`show_staircase`) (matplotlib inside);
+* ``figures_execution.py`` — divergence, occupancy, latency hiding, the staircase and the three roofs drawn;
 * ``claims.py`` — the claims-checked table (pure).
 """
 
@@ -24,11 +29,17 @@ from ..gemm import peak_precision_for, wave_efficiency  # noqa: F401  (transitio
 from .capabilities import capability_markdown, capability_rows
 from .claims import claims_rows
 from .die import DieLayout, die_layout, full_die_l2_bytes, harvest_shortfall, harvest_yield
-from .figures import draw_die, plot_dies, plot_harvest, plot_roofline
+from .execution import (WARP_SIZE, arithmetic_latency_cycles, branch_cycles, divergence_expected, issue_model,
+                        issue_utilization, resident_warps, warps_to_hide)
+from .figures_execution import (plot_divergence, plot_latency_hiding, plot_occupancy, plot_staircase,
+                                plot_three_roofs)
+from .figures import draw_die, plot_dies, plot_harvest, plot_roofline, show_staircase
 from .matmul_view import _legacy_published_matmul, matmul_points, published_matmul_table, show_matmul
-from .measure import BF16_TARGET_PCT, MATMUL_PRECISIONS, bench_main, bf16_peak_check, matmul_records, matmul_sweep
+from .measure import (BF16_TARGET_PCT, MATMUL_PRECISIONS, bench_main, bf16_peak_check, matmul_records, matmul_sweep,
+                      staircase_sweep)
 from .peaks import (CATALOGUE_ORDER, GENERATIONS, catalogue_peaks, datasheet_notes, peak_rows, peak_table,
                     sm_resources, sm_table, validate_datasheets)
+from .quantization import launch_overhead_s, overhead_step_time, staircase, staircase_sizes, three_roofs
 from .roofline import attainable_flops, matmul_intensity, ridge_point, ridge_points, roofline_curve
 
 __all__ = [
@@ -37,6 +48,11 @@ __all__ = [
     "capability_rows", "capability_markdown", "wave_efficiency", "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep",
     "matmul_records", "bench_main", "peak_precision_for", "bf16_peak_check",
     "BF16_TARGET_PCT",
+    # the execution model and the quantisation lessons
+    "WARP_SIZE", "issue_model", "branch_cycles", "divergence_expected", "arithmetic_latency_cycles", "warps_to_hide",
+    "issue_utilization", "resident_warps", "launch_overhead_s", "staircase", "three_roofs", "overhead_step_time",
+    "plot_divergence", "plot_occupancy", "plot_latency_hiding", "plot_staircase", "plot_three_roofs",
+    "staircase_sweep", "staircase_sizes", "show_staircase",
 ]
 
 

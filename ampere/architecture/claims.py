@@ -19,6 +19,9 @@ def claims_rows() -> list[dict[str, str]]:
 
     a100, v100 = specs.get("A100-SXM4-80GB"), specs.get("V100-SXM2-32GB")
     a6000, a2000 = specs.get("RTX-A6000"), specs.get("RTX-A2000-12GB")
+    from .execution import issue_model
+
+    issue = issue_model(a100)
 
     def tf(s: specs.GPUSpec, p: str, sparse: bool = False) -> float:
         return s.peak_flops(p, sparse) / 1e12
@@ -30,10 +33,17 @@ def claims_rows() -> list[dict[str, str]]:
         ("The die has 128 SMs, the A100 uses 108; 6,912 CUDA cores and 432 tensor cores", "seed000", "holds",
          f"{a100.die_sms} on the die, {a100.sm_count} enabled: {a100.fp32_cores} FP32 lanes, "
          f"{a100.tensor_cores} tensor cores"),
+        ("Each Ampere SM has four separate processing units (sub-cores), each orchestrating its own warps of "
+         "32 threads", "seed000", "holds",
+         f"{issue['schedulers per SM']} schedulers per SM, each issuing one warp instruction per clock to "
+         f"{issue['FP32 lanes per scheduler']} FP32 lanes, so a warp FP32 instruction takes "
+         f"{issue['clocks per warp FP32 instruction']:.0f} clocks; up to {issue['max resident warps per scheduler']} "
+         "resident warps each"),
         ("Boost around 1.41 GHz gives 19.5 TFLOPS FP64, 156 TF32, 312 FP16, 624 INT8", "seed000",
          "holds, but 19.5 is FP64 on the tensor cores",
          f"FP64 {tf(a100, 'fp64'):.1f} (CUDA cores) / {tf(a100, 'fp64_tc'):.1f} (tensor cores); TF32 "
-         f"{tf(a100, 'tf32'):.1f}; FP16 {tf(a100, 'fp16'):.1f}; INT8 {tf(a100, 'int8'):.1f} (dense)"),
+         f"{tf(a100, 'tf32'):.1f}; FP16 {tf(a100, 'fp16'):.1f}; INT8 {tf(a100, 'int8'):.1f} (dense); the 16-bit "
+         f"rates of the CUDA cores, FP16 {tf(a100, 'fp16_simt'):.1f} and BF16 {tf(a100, 'bf16_simt'):.1f}, go unnamed"),
         ("Precision table: TF32 156 (312 sparse) ... INT4 1,248 (2,496 sparse)", "seed000",
          "holds (sparse column = 2:4 sparsity)",
          f"INT4 {tf(a100, 'int4'):.1f} / {tf(a100, 'int4', True):.1f} TOPS: NVIDIA doubles rounded figures"),

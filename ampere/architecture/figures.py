@@ -1,9 +1,10 @@
-"""The chapter's figures: the dies of three generations, the harvesting yield curves and the roofline with
-the published matmuls placed on it.
+"""The chapter's figures: the dies of three generations, the harvesting yield curves, the roofline with
+the published matmuls placed on it, and the tile and wave staircase modelled and, on a CUDA GPU, measured
+(:func:`show_staircase`).
 
 Chapter: *Architecture of the GA100* (book/architecture.ipynb), "From a die to a product", "Why sell a
-128-SM die as a 108-SM part?" and "The roofline". Draws on a matplotlib axis given by the caller;
-matplotlib is imported only inside :func:`draw_die`, never at module level.
+128-SM die as a 108-SM part?", "The roofline" and "Tiles, waves and alignment". Draws on a matplotlib axis
+given by the caller; matplotlib is imported only inside functions, never at module level.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from typing import Any, Sequence
 from .. import check, gemm, specs
 from .die import DieLayout, die_layout, harvest_yield
 from .peaks import GENERATIONS
+from .figures_execution import plot_staircase
+from .measure import staircase_sweep
+from .quantization import staircase_sizes
 from .roofline import attainable_flops, matmul_intensity, roofline_curve
 
 
@@ -141,3 +145,29 @@ def plot_roofline(ax: Any, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("attainable TFLOP/s")
     plots.legend_outside(ax, fontsize=8)
+
+
+def show_staircase(info: Any, *, measure: bool | None = None, m: int = 1536, k: int = 4096,
+                   ns: Sequence[int] | None = None, precision: str = "fp16") -> dict[str, Any]:
+    """The staircase figure: modelled TFLOP/s of C[m,n] = A[m,k] B[k,n] against n for the GPU at hand (its
+    catalogue spec, or the A100-SXM4-80GB without one), and on a CUDA GPU (or when ``measure`` says so) the
+    same shapes timed with :func:`staircase_sweep`. Returns ``{"gpu", "model", "measured"}``.
+
+    Chapter: *Architecture of the GA100*, "Tiles, waves and alignment".
+    """
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
+    spec = getattr(info, "spec", None) if getattr(info, "backend", "cpu") == "cuda" else None
+    gpu = spec.name if isinstance(spec, specs.GPUSpec) else "A100-SXM4-80GB"
+    ns = list(ns) if ns is not None else staircase_sizes()
+    measured = staircase_sweep(ns, m, k, precision, info=info) if run else []
+    fig, ax = plots.figure("full")
+    model = plot_staircase(ax, gpu, ns, m, k, precision, measured=measured,
+                           measured_label=f"measured here ({getattr(info, 'name', 'this GPU')})")
+    ax.set_title(f"{gpu}: the tile and wave staircase", fontsize=10)
+    fig.tight_layout()
+    plt.show()
+    return {"gpu": gpu, "model": model, "measured": measured}

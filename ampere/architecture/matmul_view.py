@@ -1,8 +1,8 @@
 """Real matmul throughput beside the dense peak: measured here, recorded on real GPUs (``ampere/data``) and
-published, as the chapter's "Measured on this machine" view (:func:`show_matmul`), the published matmul
+published, as the chapter's "How close real matmuls come to the peak" view (:func:`show_matmul`), the published matmul
 table, and the transitional dict view ``PUBLISHED_MATMUL``.
 
-Chapter: *Architecture of the GA100* (book/architecture.ipynb), "Measured on this machine". Imports no
+Chapter: *Architecture of the GA100* (book/architecture.ipynb), "How close real matmuls come to the peak". Imports no
 torch or matplotlib itself: it measures through :mod:`ampere.architecture.measure` and draws through
 ``ampere.views``.
 """
@@ -64,7 +64,7 @@ def matmul_points(info: Any = None, sweep: Sequence[dict[str, Any]] | None = Non
     """Real matmul throughput beside the dense peak, best evidence first: ``sweep`` (measured here), results
     recorded on real GPUs (``ampere/data``), then published measurements (:func:`ampere.gemm.published_matmul`,
     the superseded revision of a table left out). Square sizes below ``min_n`` are left out (launch- and
-    wave-bound, they measure something else). Chapter: *Architecture of the GA100*, "Measured on this machine".
+    wave-bound, they measure something else). Chapter: *Architecture of the GA100*, "How close real matmuls come to the peak".
     """
     from .. import results, views
 
@@ -93,7 +93,7 @@ def matmul_points(info: Any = None, sweep: Sequence[dict[str, Any]] | None = Non
 def published_matmul_table() -> list[dict[str, Any]]:
     """Every published matmul record with its shape, software and source (the chapter's dropdown table).
 
-    Chapter: *Architecture of the GA100*, "Measured on this machine".
+    Chapter: *Architecture of the GA100*, "How close real matmuls come to the peak".
     """
     from .. import views
 
@@ -114,7 +114,7 @@ def published_matmul_table() -> list[dict[str, Any]]:
 
 
 def show_matmul(info: Any, *, measure: bool | None = None, sizes: Sequence[int] = (4096, 8192)) -> list[Any]:
-    """The "Measured on this machine" section in one call.
+    """The "How close real matmuls come to the peak" section in one call.
 
     On a CUDA GPU (or when ``measure`` says so) it times square matmuls in every precision the GPU has
     tensor cores for (FP32 with TF32 off, TF32, BF16, FP16) with :func:`matmul_sweep`; then it shows, as a
@@ -122,7 +122,7 @@ def show_matmul(info: Any, *, measure: bool | None = None, sizes: Sequence[int] 
     here, recorded on real GPUs, published (with its source and the ratio to the peak). The list of all
     published records follows in a dropdown. Returns the points shown.
 
-    Chapter: *Architecture of the GA100*, "Measured on this machine".
+    Chapter: *Architecture of the GA100*, "How close real matmuls come to the peak".
     """
     from .. import tables, views
 

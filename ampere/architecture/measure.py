@@ -1,7 +1,7 @@
 """The matmul sweep: time square matmuls per precision on a real device, recompute recorded results, check
 the BF16 acceptance target, and ``python -m ampere bench matmul`` (:func:`bench_main`).
 
-Chapter: *Architecture of the GA100* (book/architecture.ipynb), "Measured on this machine" and "Recorded
+Chapter: *Architecture of the GA100* (book/architecture.ipynb), "How close real matmuls come to the peak" and "Recorded
 results". Measures with torch, imported inside the functions that need it (never at module level), gated on
 the probed device; on a CPU the whole code path runs with tiny sizes.
 """
@@ -36,7 +36,7 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
     traceback would keep them alive), a warning says so, and the larger sizes of that precision are skipped.
     On a CPU it works too (small sizes), which is how the unit tests and ``--device cpu`` exercise it.
 
-    Chapter: *Architecture of the GA100*, "Measured on this machine".
+    Chapter: *Architecture of the GA100*, "How close real matmuls come to the peak".
     """
     import torch
 
@@ -90,6 +90,50 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
     return records
 
 
+def staircase_sweep(ns: Sequence[int], m: int = 1536, k: int = 4096, precision: str = "fp16", device: Any = None,
+                    warmup_s: float = 0.5, min_time_s: float = 0.05, max_time_s: float = 0.5,
+                    info: Any = None) -> list[dict[str, Any]]:
+    """Time C[m,n] = A[m,k] B[k,n] for every n of ``ns`` on ``device``: the tile and wave staircase, measured.
+
+    Same harness rules as :func:`matmul_sweep` (random normal inputs from the CPU generator, output
+    preallocated, warm-up by time before the first size, TF32 set explicitly and restored); at most 2,000
+    sizes. Returns rows ``{"n", "m", "k", "precision", "tflops", "measurement"}``. Runs on a CPU too (tiny
+    sizes), which is how the tests exercise it. Chapter: *Architecture of the GA100*, "Tiles, waves and
+    alignment".
+    """
+    import torch
+
+    from .. import device as _device
+    from .. import timing
+
+    check.one_of("precision", precision, MATMUL_PRECISIONS)
+    if isinstance(ns, (str, bytes)) or not 1 <= len(ns) <= 2000:
+        raise ValueError(f"ns must be a sequence of 1 to 2,000 sizes, got {ns!r:.60}")
+    ns = [check.positive_int("ns", n, maximum=65536) for n in ns]
+    m, k = check.positive_int("m", m, maximum=65536), check.positive_int("k", k, maximum=65536)
+    for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
+        check.nonneg(name, v)
+    info = info or _device.probe()
+    dev = torch.device(device) if device is not None else _device.torch_device(info)
+    dtype_name, tf32 = MATMUL_PRECISIONS[precision]
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(m, k, generator=gen, dtype=torch.float32).to(dev, dtype)
+    b_full = torch.randn(k, max(ns), generator=gen, dtype=torch.float32).to(dev, dtype)
+    rows = []
+    with _device.tf32_enabled(tf32):
+        for i, n in enumerate(ns):
+            b = b_full[:, :n].contiguous()
+            c = torch.empty(m, n, device=dev, dtype=dtype)
+            meas = timing.benchmark(lambda: torch.matmul(a, b, out=c), label=f"matmul {precision} {m}x{n}x{k}",
+                                    device=dev, warmup_s=warmup_s if i == 0 else warmup_s / 20,
+                                    min_time_s=min_time_s, max_time_s=max_time_s,
+                                    params={"precision": precision, "m": m, "n": n, "k": k})
+            rows.append({"n": n, "m": m, "k": k, "precision": precision,
+                         "tflops": meas.rate(gemm.matmul_flops(m, n, k)) / 1e12, "measurement": meas.to_dict()})
+    return rows
+
+
 def matmul_records(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The records of a recorded matmul result, with the derived figures recomputed from raw samples.
 
@@ -113,7 +157,7 @@ def matmul_records(result: dict[str, Any]) -> list[dict[str, Any]]:
 def bench_main(argv: Sequence[str] | None = None) -> int:
     """``python -m ampere bench matmul``: the Architecture chapter's sweep, recorded as a result JSON.
 
-    Chapter: *Architecture of the GA100*, "Measured on this machine".
+    Chapter: *Architecture of the GA100*, "How close real matmuls come to the peak".
     """
     from .. import benchcli, results
 
@@ -166,7 +210,7 @@ def bf16_peak_check(records: Sequence[dict[str, Any]], n: int = 8192,
                     target_pct: float = BF16_TARGET_PCT) -> dict[str, Any] | None:
     """The BF16 matmul at ``n``^3 against ``target_pct`` % of the dense BF16 peak (None when not measured or
     the GPU has no catalogue peak). Works on fresh sweep records and on :func:`matmul_records` rows.
-    Chapter: *Architecture of the GA100*, "Measured on this machine"."""
+    Chapter: *Architecture of the GA100*, "How close real matmuls come to the peak"."""
     n = check.positive_int("n", n)
     target_pct = check.real("target_pct", target_pct, minimum=0.0, maximum=100.0)
     for r in records:

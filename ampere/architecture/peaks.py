@@ -42,15 +42,34 @@ def peak_rows(gpus: Iterable[str], precisions: Sequence[str] = specs.PRECISIONS)
     return [r.to_dict() for r in gemm.peak_rows(gpus, precisions)]
 
 
+def _simt_rows(gpus: Iterable[str | specs.GPUSpec]) -> list[gemm.PeakRow]:
+    """The non-tensor 16-bit peaks (``fp16_simt``, ``bf16_simt``: packed half2 / bfloat162 FMA on the CUDA cores)
+    as :class:`ampere.gemm.PeakRow` rows, dense only, for the GPUs whose source gives them."""
+    rows = []
+    for name in gpus:
+        spec = specs.get(name)
+        for p in specs.SIMT_PRECISIONS:
+            if not spec.supports(p):
+                continue
+            derived = spec.peak_flops(p)
+            quoted = spec.datasheet.get((p, False))
+            rows.append(gemm.PeakRow(
+                gpu=spec.name, precision=p, sparse=False, sms=spec.sm_count, fma_per_clk_per_sm=spec.fma_per_clk_per_sm[p],
+                clock_hz=spec.clock_for(p), derived_flop_per_s=derived, datasheet=quoted.text if quoted else None,
+                agrees=quoted.agrees_with(derived) if quoted else None, note=quoted.note if quoted else None))
+    return rows
+
+
 def validate_datasheets() -> tuple[str, bool]:
     """Every printed datasheet peak of the catalogue against its derivation (``python -m ampere validate specs``).
 
     Passes when every figure without a documented note agrees to its printed precision, and every figure
-    with a note (a known NVIDIA rounding quirk) really disagrees — so the notes stay honest.
+    with a note (a known NVIDIA rounding quirk) really disagrees — so the notes stay honest. The non-tensor
+    16-bit figures (``fp16_simt``, ``bf16_simt``) are checked too.
 
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
-    rows = [r for r in gemm.peak_rows(specs.names()) if r.datasheet is not None]
+    rows = [r for r in gemm.peak_rows(specs.names()) + _simt_rows(specs.names()) if r.datasheet is not None]
     lines, ok = [], True
     for r in rows:
         expected = r.note is None
@@ -78,15 +97,21 @@ def sm_table(gpus: Sequence[str] = (*GENERATIONS, "RTX-A6000")) -> list[dict[str
 
 
 def peak_table(gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> list[dict[str, Any]]:
-    """Every peak of ``gpu`` with its derivation and the datasheet figure, as Markdown-ready rows.
+    """Every peak of ``gpu`` with its derivation and the datasheet figure, as Markdown-ready rows: the table
+    precisions and, after FP32, the non-tensor 16-bit rates of the CUDA cores where a source gives them; 2:4
+    sparse rows say "sparse" after the precision.
 
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
-    return [{"precision": r.precision, "dense/sparse": "sparse" if r.sparse else "dense",
+    rows = gemm.peak_rows([gpu])
+    cut = max((i + 1 for i, r in enumerate(rows) if r.precision == "fp32"), default=len(rows))
+    rows = rows[:cut] + _simt_rows([gpu]) + rows[cut:]  # the CUDA-core 16-bit rates right after FP32
+    return [{"precision": r.precision + (" sparse" if r.sparse else ""),
+             "cores": "tensor" if r.precision in specs.TENSOR_PRECISIONS else "CUDA",
              "FMA/clk/SM": r.fma_per_clk_per_sm, "clock MHz": f"{r.clock_mhz:.0f}",
              "derived TFLOP/s": f"{r.derived_tflops:.1f}", "datasheet": r.datasheet or "",
              "agrees": "" if r.agrees is None else ("yes" if r.agrees else "no (see note)")}
-            for r in gemm.peak_rows([gpu])]
+            for r in rows]
 
 
 #: The GPUs of the chapter's catalogue-wide peak table, oldest first.
@@ -118,7 +143,7 @@ def datasheet_notes() -> list[dict[str, str]]:
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
     seen: dict[str, dict[str, str]] = {}
-    for r in gemm.peak_rows(specs.names()):
+    for r in gemm.peak_rows(specs.names()) + _simt_rows(specs.names()):
         if r.note and r.note not in seen:
             seen[r.note] = {"first GPU": r.gpu, "figure": f"{r.precision} {'sparse' if r.sparse else 'dense'}: "
                             f"printed {r.datasheet}, derived {r.derived_tflops:.2f}", "why": r.note}

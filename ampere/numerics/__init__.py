@@ -18,6 +18,7 @@ The package, one file per concern, in the order of the chapter:
 * ``training.py`` -- :func:`train_digits_mlp` and :class:`TrainingRun`: an MLP on scikit-learn's digits with
   emulated or real TF32, BF16, FP16 matmuls.
 * ``throughput.py`` -- :data:`MATMUL_PRECISIONS`, :func:`peak_ratio`, :func:`published_tf32`,
+  :func:`published_tf32_bounds` (what the printed digits of the published timings allow),
   :func:`recorded_results`, :func:`throughput_rows`, :func:`tf32_speedups`: throughput read from
   specs, published and recorded results. Pure.
 * ``measure.py`` -- :func:`measure_throughput`, :func:`compare_tf32_with_emulation`,
@@ -26,7 +27,7 @@ The package, one file per concern, in the order of the chapter:
 * ``figures.py`` -- ``plot_*``: the chapter's figures, drawn on a given matplotlib axis.
 * ``chapter_tables.py`` -- ``format_rows``, ``error_checks``, ``tf32_peak_rows`` ...: the chapter's tables
   and checks as Markdown-ready rows. Pure.
-* ``views.py`` -- ``show_tf32``, ``tf32_points``: the "Measured on a GPU" section in one call.
+* ``views.py`` -- ``show_tf32``, ``tf32_points``: the "How much faster is TF32?" section in one call.
 
 NumPy is the only import at package level: torch and matplotlib are imported inside the functions that
 need them. :func:`tf32_enabled` and :func:`tf32_state` are the one TF32 switch of the package
@@ -52,8 +53,9 @@ from .matmul_error import (EMULATED, ErrorSweep, accumulation_error_curve, dot_e
 from .measure import (_fp64_sizes, _supported_precisions, compare_tf32_with_emulation, measure_throughput,  # noqa: F401
                       tf32_conversion_probe)
 from .rounding import ROUNDING_MODES, round_to
-from .throughput import (MATMUL_PRECISIONS, _peak_for, peak_ratio, published_tf32, published_tf32_speedup,  # noqa: F401
-                         recorded_results, throughput_rows, tf32_speedups)
+from .throughput import (MATMUL_PRECISIONS, _peak_for, peak_ratio, printed_interval, published_tf32,  # noqa: F401
+                         published_tf32_bounds, published_tf32_speedup, recorded_results, throughput_rows,
+                         tf32_speedups)
 from .torch_rounding import round_tensor, torch_agreement  # noqa: F401
 from .training import TrainingRun, _emulated_matmul_function, train_digits_mlp  # noqa: F401
 from .views import show_tf32, tf32_points  # noqa: F401
@@ -63,7 +65,8 @@ __all__ = [
     "render_table", "bit_fields", "round_to", "round_tensor", "EMULATED", "emulated_matmul",
     "relative_error", "ErrorSweep", "error_vs_k", "accumulation_error_curve", "dot_error_bound",
     "max_k_for_error", "gradient_like_values", "range_census", "loss_scale_sweep", "best_loss_scale",
-    "TrainingRun", "train_digits_mlp", "published_tf32", "published_tf32_speedup", "peak_ratio", "measure_throughput",
+    "TrainingRun", "train_digits_mlp", "published_tf32", "published_tf32_speedup", "printed_interval",
+    "published_tf32_bounds", "peak_ratio", "measure_throughput",
     "throughput_rows", "tf32_speedups", "compare_tf32_with_emulation", "tf32_conversion_probe",
     "recorded_results", "bench_main", "tf32_enabled", "tf32_state", "plot_bit_layouts",
     "plot_error_vs_k", "plot_ranges", "plot_loss_scaling", "plot_training", "plot_throughput",

@@ -3,7 +3,7 @@ throughput, the TF32 error against the emulation and the conversion probe, writt
 with its printed summary.
 
 torch is imported inside :func:`bench_main`. Chapter: *TF32 and the precision formats* (book/tf32.ipynb),
-section "Measured on a GPU".
+section "How much faster is TF32?".
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     TF32/FP32 speedup, the device's TF32 error against the CPU emulation, and the conversion probe.
 
     Writes one result JSON (``--out``). On a CPU it runs the same code on small sizes (TF32 skipped), so
-    the path is tested everywhere. Chapter *TF32 and the precision formats*, section "Measured on a GPU".
+    the path is tested everywhere. Chapter *TF32 and the precision formats*, section "How much faster is TF32?".
     """
     import torch
 

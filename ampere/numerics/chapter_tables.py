@@ -106,7 +106,7 @@ def training_rows(runs: Sequence[TrainingRun]) -> list[dict[str, str]]:
 
 def tf32_peak_rows() -> list[dict[str, str]]:
     """Dense FP32 and TF32 peaks of every catalogue GPU with TF32, their ratios, and the TF32 sparse peak.
-    Chapter *TF32 and the precision formats*, section "Measured on a GPU"."""
+    Chapter *TF32 and the precision formats*, section "How much faster is TF32?"."""
     from .. import specs
 
     rows = []

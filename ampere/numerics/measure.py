@@ -5,7 +5,7 @@ device's capabilities), the device's TF32 product against the CPU emulation
 exercise them.
 
 torch is imported inside the functions. Chapter: *TF32 and the precision formats* (book/tf32.ipynb),
-section "Measured on a GPU".
+section "How much faster is TF32?".
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def measure_throughput(sizes: Sequence[int] = (2048, 4096, 8192), precisions: Se
     holds TFLOP/s (TOP/s for int8) from the median and, on a catalogued GPU, % of the dense peak; FP64 is
     compared with the FP64 tensor-core peak where the GPU has one (cuBLAS DGEMM runs there). Out of memory
     at one size skips the larger sizes of that precision, with the reason. Chapter *TF32 and the precision
-    formats*, section "Measured on a GPU".
+    formats*, section "How much faster is TF32?".
     """
     import torch
 
@@ -217,7 +217,7 @@ def tf32_conversion_probe(device: Any = None, size: int = 512, seed: int = 0) ->
     itself. A quarter of the values sit exactly half-way between two TF32 numbers (the dropped 13 bits are
     0x1000), where the rules differ. Returns the fraction of entries of C that match each hypothesis:
     "unchanged" (no conversion: strict FP32), "nearest" (ties away from zero), "nearest_even",
-    "truncate". Chapter *TF32 and the precision formats*, section "Measured on a GPU".
+    "truncate". Chapter *TF32 and the precision formats*, section "How much faster is TF32?".
     """
     import torch
 

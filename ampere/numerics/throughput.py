@@ -4,7 +4,7 @@ peaks and their ratios from :mod:`ampere.specs` (:func:`peak_ratio`), the publis
 (:func:`recorded_results`), and table rows and TF32 speedups of throughput records
 (:func:`throughput_rows`, :func:`tf32_speedups`).
 
-Pure Python. Chapter: *TF32 and the precision formats* (book/tf32.ipynb), section "Measured on a GPU" and
+Pure Python. Chapter: *TF32 and the precision formats* (book/tf32.ipynb), section "How much faster is TF32?" and
 the claims checked.
 """
 
@@ -22,6 +22,41 @@ def published_tf32(gpu: str | None = None) -> list[Any]:
     from .. import results
 
     return results.records(benchmark="tf32", gpu=gpu, kind="published")
+
+
+def printed_interval(value: float) -> tuple[float, float]:
+    """The interval a number printed with the digits of ``repr(value)`` stands for: the value plus or minus half a
+    unit of its last printed digit ("0.11" is anything in [0.105, 0.115]). Chapter *TF32 and the precision
+    formats*, "How much faster is TF32?"."""
+    from decimal import Decimal
+
+    from .. import check
+
+    x = check.positive("value", value)
+    exponent = Decimal(repr(x)).as_tuple().exponent
+    if not isinstance(exponent, int):
+        raise ValueError(f"value={value!r} has no printed digits")
+    half = 0.5 * 10.0 ** exponent
+    return x - half, x + half
+
+
+def published_tf32_bounds(rec: Any) -> dict[str, tuple[float, float]]:
+    """What the printed timings of a published ``tf32`` record allow, each as a (low, high) interval: TFLOP/s of
+    strict FP32 and of TF32 (2 m n k / t), their ratios to the dense FP32 and TF32 peaks of the record's GPU, and
+    the speedup. A time printed as "0.11" s with two significant digits is known to +-4.5 %, and so is every
+    figure derived from it. Chapter *TF32 and the precision formats*, "How much faster is TF32?"."""
+    from .. import gemm, specs
+
+    spec = specs.get(rec.gpu)
+    flops = gemm.matmul_flops(rec.params["m"], rec.params["n"], rec.params["k"])
+    t32 = printed_interval(float(rec.figure("fp32_time_s")))
+    ttf = printed_interval(float(rec.figure("tf32_time_s")))
+    fp32 = (flops / t32[1] / 1e12, flops / t32[0] / 1e12)
+    tf32 = (flops / ttf[1] / 1e12, flops / ttf[0] / 1e12)
+    p32, ptf = spec.peak_flops("fp32") / 1e12, spec.peak_flops("tf32") / 1e12
+    return {"fp32_time_s": t32, "tf32_time_s": ttf, "fp32_tflops": fp32, "tf32_tflops": tf32,
+            "fp32_ratio_to_peak": (fp32[0] / p32, fp32[1] / p32), "tf32_ratio_to_peak": (tf32[0] / ptf, tf32[1] / ptf),
+            "speedup": (t32[0] / ttf[1], t32[1] / ttf[0])}
 
 
 def published_tf32_speedup(rec: Any) -> float:

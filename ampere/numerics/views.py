@@ -1,10 +1,10 @@
-"""The "Measured on a GPU" section in one call (:func:`show_tf32`): strict-FP32 and TF32 throughput,
+"""The "How much faster is TF32?" section in one call (:func:`show_tf32`): strict-FP32 and TF32 throughput,
 measured here, recorded or published, beside the dense peaks (:func:`tf32_points`), shown with
 :mod:`ampere.views` as a figure and a Markdown table.
 
 Measures through :mod:`.measure` and draws through :mod:`ampere.views` (both import torch or matplotlib
-inside their functions). Chapter: *TF32 and the precision formats* (book/tf32.ipynb), section "Measured on
-a GPU".
+inside their functions). Chapter: *TF32 and the precision formats* (book/tf32.ipynb), section "How much faster
+is TF32?".
 """
 
 from __future__ import annotations
@@ -16,10 +16,20 @@ from .measure import compare_tf32_with_emulation, measure_throughput, tf32_conve
 from .throughput import published_tf32, throughput_rows, tf32_speedups
 
 
+#: How to read the error table and the conversion probe; shown only with them, after a measurement.
+_ERROR_GUIDE = (
+    "How to read the error table below. If the device rounds its inputs like the `nearest` emulation, the column "
+    "\"device / emulated\" is close to 1, the distance between the device and the `nearest` emulation is far below "
+    "the TF32 error itself (it is FP32 accumulation noise), and the distance to the `truncate` emulation is of the "
+    "size of the error; a device that truncates swaps the two distances and shows two to three times the error. "
+    "Ties to even cannot be told from ties away on random data (ties are too rare): the conversion probe, whose "
+    "inputs are a quarter ties, settles the rule, which reproduces 100 % of the half-way values.")
+
+
 def tf32_points(info: Any = None, records: Sequence[Mapping[str, Any]] | None = None, min_n: int = 2048) -> list[Any]:
     """Strict-FP32 and TF32 matmul throughput beside their dense peaks: ``records`` (measured here), results
     recorded with ``bench tf32`` (``ampere/data``), then published timings (:func:`published_tf32`, turned
-    into TFLOP/s as 2 n^3 / t). Chapter *TF32 and the precision formats*, section "Measured on a GPU".
+    into TFLOP/s as 2 n^3 / t). Chapter *TF32 and the precision formats*, section "How much faster is TF32?".
     """
     from .. import gemm, results, specs, views
 
@@ -53,14 +63,14 @@ def tf32_points(info: Any = None, records: Sequence[Mapping[str, Any]] | None = 
 
 
 def show_tf32(info: Any, *, measure: bool | None = None, sizes: Sequence[int] = (4096, 8192)) -> list[Any]:
-    """The "Measured on a GPU" section in one call. Where TF32 tensor cores exist (``info.tf32``, or when
+    """The "How much faster is TF32?" section in one call. Where TF32 tensor cores exist (``info.tf32``, or when
     ``measure`` says so) it times strict FP32 and TF32 (and FP64, BF16, FP16, INT8 where the GPU has them)
     with :func:`measure_throughput`, compares the device's TF32 product with the CPU emulation and runs the
     conversion probe; then it shows every FP32 and TF32 throughput there is (measured here, recorded,
     published) beside the dense peaks, as a figure and a Markdown table, and, after a measurement, the
     error table and the rounding rule found. Returns the points shown.
 
-    Chapter *TF32 and the precision formats*, section "Measured on a GPU".
+    Chapter *TF32 and the precision formats*, section "How much faster is TF32?".
     """
     from .. import device as _device
     from .. import tables, views
@@ -83,6 +93,7 @@ def show_tf32(info: Any, *, measure: bool | None = None, sizes: Sequence[int] = 
         for n, speedup in tf32_speedups(records).items():
             tables.show_md(f"TF32 over strict FP32 at {n}³ on this GPU: {speedup:.2f}x.")
         err = [r for r in records if r.get("kind") == "tf32_error"]
+        tables.show_md(_ERROR_GUIDE)
         tables.show_md(tables.markdown_table(
             [{"K": r["params"]["k"], "device TF32": f"{r['derived']['device_tf32']:.2e}",
               "emulated nearest": f"{r['derived']['emulated_nearest']:.2e}",

@@ -21,8 +21,13 @@ def test_peak_rows_and_datasheet_validation():
 
 
 def test_chapter_tables():
-    peaks = {(r["precision"], r["dense/sparse"]): r for r in arch.peak_table("A100-SXM4-80GB")}
-    assert peaks[("bf16", "dense")]["derived TFLOP/s"] == "311.9" and peaks[("bf16", "sparse")]["datasheet"] == "624"
+    peaks = {r["precision"]: r for r in arch.peak_table("A100-SXM4-80GB")}
+    assert peaks["bf16"]["derived TFLOP/s"] == "311.9" and peaks["bf16 sparse"]["datasheet"] == "624"
+    # the non-tensor 16-bit rates of the CUDA cores, right after FP32 (A100 whitepaper: 78 and 39 TFLOP/s)
+    order = list(peaks)
+    assert order.index("fp16_simt") == order.index("fp32") + 1 and peaks["fp16_simt"]["cores"] == "CUDA"
+    assert peaks["fp16_simt"]["derived TFLOP/s"] == "78.0" and peaks["fp16_simt"]["agrees"] == "yes"
+    assert peaks["bf16_simt"]["datasheet"] == "39" and peaks["bf16_simt"]["FMA/clk/SM"] == 128
     cat = {r["GPU"]: r for r in arch.catalogue_peaks()}
     assert cat["T4"]["bf16"] == "" and cat["H100-SXM5-80GB"]["fp8"] != "" and cat["A100-SXM4-80GB"]["SMs"] == 108
     notes = arch.datasheet_notes()

@@ -32,3 +32,19 @@ def test_tf32_speedups_from_records():
 
 def test_recorded_results_is_a_list():
     assert isinstance(N.recorded_results(), list)
+
+
+def test_printed_interval_and_the_published_bounds():
+    from ampere.numerics import throughput
+
+    assert throughput.printed_interval(0.11) == pytest.approx((0.105, 0.115))
+    assert throughput.printed_interval(0.016) == pytest.approx((0.0155, 0.0165))
+    assert throughput.printed_interval(20.0) == pytest.approx((19.95, 20.05))
+    with pytest.raises(ValueError, match="value"):
+        throughput.printed_interval(0.0)
+    (notes,) = N.published_tf32()
+    b = throughput.published_tf32_bounds(notes)
+    lo, hi = b["fp32_ratio_to_peak"]
+    assert lo == pytest.approx(0.958, abs=1e-3) and hi == pytest.approx(1.049, abs=1e-3)  # +-4.5 % around 1.00
+    assert b["speedup"] == pytest.approx((0.105 / 0.0165, 0.115 / 0.0155))
+    assert b["tf32_ratio_to_peak"][0] < 0.86 < b["tf32_ratio_to_peak"][1]

@@ -1,4 +1,4 @@
-"""Tests of ampere.numerics.views: the "Measured on a GPU" view without a GPU (chapter: TF32 and the precision
+"""Tests of ampere.numerics.views: the "How much faster is TF32?" view without a GPU (chapter: TF32 and the precision
 formats)."""
 
 from __future__ import annotations

@@ -1,0 +1,77 @@
+"""``python -m ampere report``: is this machine performing like the reference?
+
+Chapter: *The reference check* (book/reference-check.ipynb) explains why identical GPUs differ and how to
+read the report; this package is the command.
+
+One command probes the device, runs every measurement of the package that the device supports in a short
+mode, and compares each figure with
+
+* the **model** of the same GPU (``ampere.specs``: the datasheet peak the figure is a fraction of),
+* the **recorded reference** of the same GPU (``ampere/data/*.json`` and any ``--reference DIR``): the
+  median of the recorded values of the same figure, and it **flags** a figure more than 10 % below it
+  (NVIDIA reports an 8-12 % throughput gap between partner clusters and its reference architecture with
+  identical GPUs [seed004]: a 10 % threshold separates such a gap from run-to-run noise),
+* recorded values of **other GPUs** (what the same figure is on an H200, an A100 ...).
+
+Measurements are *probes*: named entries of :data:`PROBES`, each importing its chapter module lazily and
+saying "not available in this version" (module or function missing) or "not supported on this device"
+(capability missing) instead of failing. Outputs: ``report.json`` (schema ``ampere-result/1``, benchmark
+``report``, one record per figure with its raw samples) and a self-contained ``report.html`` (inline CSS,
+figures as base64 PNG), both written atomically. On a CPU nothing is measured and the model-only report
+is written in seconds.
+
+A *figure* (the unit everything here compares) is a dict::
+
+    {"probe": "matmul", "key": "matmul/bf16/n8192", "label": "BF16 matmul 8192^3", "value": 702.4,
+     "unit": "TFLOP/s", "model": 989.4, "model_label": "dense BF16 tensor peak", "higher_is_better": True,
+     "measurement": {...}}   # optional, ampere.timing.Measurement.to_dict()
+
+Map of the package (one concern per file):
+
+* ``extract.py``    -- figures from results, one extractor per benchmark (matmul, hbm, sparsity, generic);
+                       the recorded results to compare with (pure)
+* ``references.py`` -- published figures as references, key labels and models, the chapter's reference
+                       table (pure)
+* ``comparison.py`` -- the comparison with the model and the recorded reference, the flag threshold,
+                       configuration differences, printable rows (pure)
+* ``claims.py``     -- why identical GPUs differ (variation rows), the cost of a gap, the claims-checked
+                       table (pure)
+* ``probes.py``     -- the probes the report can run, their selection and the plan
+* ``figures.py``    -- the report's figures and the chapter's reference figure (matplotlib inside functions)
+* ``output.py``     -- the output folder, atomic writes and the HTML page
+* ``progress.py``   -- the plain-text progress bar
+* ``runner.py``     -- :func:`run` (probe, measure, compare, write) and the ``main`` of the command
+"""
+
+from __future__ import annotations
+
+from .claims import GAP_PRICE_QUOTE, claims_rows, gap_cost, variation_rows
+from .comparison import FLAG_THRESHOLD, compare, config_differences, model_rows, recorded_rows, summary_rows
+from .extract import figures_from_result, load_references, recorded_figures
+from .figures import (comparison_figure, draw_comparison, draw_model, draw_recorded, model_figure, recorded_figure,
+                      show_references)
+from .output import check_output_folder, render_html, write_text_atomic
+from .probes import PROBES, Probe, plan, probe_names, select_probes
+from .progress import Progress
+from .references import (REFERENCE_GPUS, Reference, figure_unit, key_label, key_model, published_figures,
+                         reference_points, reference_rows, reference_table)
+from .runner import TIME_BUDGET_S, main, mig_scale, run
+
+# Names outside __all__ that were reachable as ``ampere.report.<name>`` when report was one module, and that
+# code outside the package used there: they still resolve at the old path.
+from .. import specs  # noqa: F401
+from .comparison import CONFIG_FIELDS  # noqa: F401
+from .extract import _gpu_id, _matmul_figures, _model_precision, _peak_label  # noqa: F401
+from .output import MODEL_FALLBACK_GPU  # noqa: F401
+from .probes import ProbeContext, _matmul_precisions, _needs_cuda  # noqa: F401
+from .runner import ReportOutcome  # noqa: F401
+
+__all__ = [
+    "FLAG_THRESHOLD", "TIME_BUDGET_S", "Probe", "PROBES", "probe_names", "select_probes", "plan",
+    "figures_from_result", "recorded_figures", "load_references", "compare", "config_differences",
+    "summary_rows", "model_rows", "recorded_rows", "draw_comparison", "draw_model", "draw_recorded",
+    "comparison_figure", "model_figure", "recorded_figure", "mig_scale", "render_html", "write_text_atomic",
+    "check_output_folder", "run", "main", "Progress", "variation_rows", "gap_cost", "REFERENCE_GPUS",
+    "Reference", "reference_table", "reference_rows", "figure_unit", "published_figures", "key_label",
+    "key_model", "reference_points", "show_references", "claims_rows", "GAP_PRICE_QUOTE",
+]

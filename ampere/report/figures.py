@@ -1,0 +1,163 @@
+"""The report's figures: % of the model per measured figure, the model of catalogue GPUs, recorded
+figures of every GPU (each as ``draw_*`` on given axes and as a standalone Figure for the HTML report,
+PNG-encoded), and the chapter's reference figure and table (:func:`show_references`).
+
+Heavy: matplotlib is imported only inside the functions that draw. Chapter: *The reference check*
+(book/reference-check.ipynb).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import statistics
+from typing import Any, Sequence
+
+from .. import specs
+from .references import REFERENCE_GPUS, reference_points
+
+def _png_base64(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _agg_figure(size: str = "wide") -> Any:
+    """A matplotlib Figure outside pyplot (no global state): safe from scripts and notebooks alike."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from .. import plots
+
+    fig = Figure(figsize=plots.SIZES[size])
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def draw_comparison(ax: Any, comparisons: Sequence[dict[str, Any]], title: str = "") -> None:
+    """Horizontal bars: % of the model per measured figure (red when flagged), the reference as a square."""
+    rows = [c for c in comparisons if c["pct_of_model"] is not None]
+    if not rows:
+        ax.text(0.5, 0.5, "no measured figure has a model value", ha="center", va="center")
+        ax.set_axis_off()
+        return
+    y = list(range(len(rows)))
+    ax.barh(y, [c["pct_of_model"] for c in rows], color=["#c62828" if c["flag"] else "#76b900" for c in rows])
+    labelled = False
+    for i, c in enumerate(rows):
+        if c["reference"] and c["model"]:
+            ax.plot([100 * c["reference"] / c["model"]], [i], marker="s", markerfacecolor="none", color="black",
+                    markersize=7, linestyle="none", label=None if labelled else "recorded reference (same GPU)")
+            labelled = True
+    ax.set_yticks(y, [c["label"] for c in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("% of the model (datasheet peak or model bound)")
+    ax.axvline(100, color="#666", lw=0.8, linestyle=":")
+    if title:
+        ax.set_title(title, fontsize=10)
+    if labelled:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=7)
+
+
+def draw_model(axes: Sequence[Any], gpus: Sequence[str]) -> None:
+    """Two panels: dense BF16 (or FP16) tensor peak and DRAM bandwidth of ``gpus``, from ``ampere.specs``."""
+    from .. import plots
+
+    ax1, ax2 = axes
+    names = [specs.get(g).name for g in gpus]
+    peaks = [specs.get(g).peak_flops("bf16" if specs.get(g).supports("bf16") else "fp16") / 1e12 for g in gpus]
+    colors = [plots.gpu_color(n) for n in names]
+    ax1.barh(names, peaks, color=colors)
+    ax1.set_xlabel("dense BF16/FP16 tensor peak (TFLOP/s)")
+    ax2.barh(names, [specs.get(g).hbm_bytes_per_s / 1e9 for g in gpus], color=colors)
+    ax2.set_xlabel("DRAM bandwidth (GB/s)")
+    ax2.set_yticks(range(len(names)), [""] * len(names))
+    for ax in (ax1, ax2):
+        ax.invert_yaxis()
+        ax.tick_params(labelsize=7)
+
+
+def draw_recorded(ax: Any, recorded: Sequence[dict[str, Any]], keys: Sequence[str] | None = None) -> None:
+    """Recorded figures of every GPU as % of each GPU's own model: one group of bars per figure key.
+
+    Only figures with a model value are drawn (``keys`` restricts them). The median of several records of
+    the same GPU and key is drawn.
+    """
+    from .. import plots
+
+    cells: dict[tuple[str, str], list[float]] = {}
+    labels: dict[str, str] = {}
+    for r in recorded:
+        if r.get("model") and (keys is None or r["key"] in keys):
+            cells.setdefault((r["key"], r["gpu"]), []).append(100 * r["value"] / r["model"])
+            labels[r["key"]] = r["label"]
+    if not cells:
+        ax.text(0.5, 0.5, "no recorded figure with a model value", ha="center", va="center")
+        ax.set_axis_off()
+        return
+    figure_keys = sorted({k for k, _ in cells})
+    gpus = sorted({g for _, g in cells})
+    width = 0.8 / len(gpus)
+    for j, g in enumerate(gpus):
+        xs = [i + (j - (len(gpus) - 1) / 2) * width for i, k in enumerate(figure_keys) if (k, g) in cells]
+        ys = [statistics.median(cells[(k, g)]) for k in figure_keys if (k, g) in cells]
+        ax.bar(xs, ys, width=width, color=plots.gpu_color(g), label=g)
+    ax.set_xticks(range(len(figure_keys)), [labels[k] for k in figure_keys], rotation=20, ha="right", fontsize=7)
+    ax.set_ylabel("% of the GPU's own model")
+    ax.axhline(100, color="#666", lw=0.8, linestyle=":")
+    ax.legend(fontsize=7)
+
+
+def comparison_figure(comparisons: Sequence[dict[str, Any]], title: str) -> Any:
+    """:func:`draw_comparison` on a standalone Figure (for the HTML report)."""
+    fig = _agg_figure("wide")
+    draw_comparison(fig.add_subplot(), comparisons, title)
+    fig.tight_layout()
+    return fig
+
+
+def model_figure(gpus: Sequence[str]) -> Any:
+    """:func:`draw_model` on a standalone Figure (the model-only report)."""
+    fig = _agg_figure("wide")
+    draw_model(fig.subplots(1, 2), gpus)
+    fig.suptitle("Model (ampere.specs): what each GPU should reach at most", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def recorded_figure(recorded: Sequence[dict[str, Any]]) -> Any:
+    """:func:`draw_recorded` on a standalone Figure."""
+    fig = _agg_figure("wide")
+    draw_recorded(fig.add_subplot(), recorded)
+    fig.tight_layout()
+    return fig
+
+
+def show_references(gpus: Sequence[str] = REFERENCE_GPUS) -> None:
+    """The chapter's reference table: for every figure the report measures, the recorded and published
+    values it is compared with on each reference GPU, as a share of that GPU's model (figure + table)."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots, views
+    from ..tables import show_md
+
+    points = reference_points(gpus)
+    fig, ax = plots.figure("full")
+    fig.set_size_inches(7.0, min(7.5, 0.36 * len(points) + 1.4))
+    ys = list(range(len(points)))[::-1]
+    seen: set[str] = set()
+    for y, p in zip(ys, points):
+        if p.ratio is None:
+            continue
+        marker = "s" if p.kind == "recorded" else "^"
+        lab = None if p.kind in seen else {"recorded": "recorded on a real GPU", "published": "published"}[p.kind]
+        seen.add(p.kind)
+        ax.plot([100 * p.ratio], [y], marker=marker, color=plots.gpu_color(p.gpu), ms=7, ls="none", label=lab)
+    ax.axvline(100, color="#666", lw=0.8, ls=":")
+    ax.set_yticks(ys, [f"{p.gpu}: {p.what}" for p in points], fontsize=8)
+    ax.set_xlabel("% of the GPU's model")
+    ax.set_title("What a report is compared with: the references per GPU")
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    show_md(views.table(points, model_label="model", real_label="reference"))
