@@ -50,6 +50,8 @@ MAX_TIME_S = 3600.0
 MAX_TARGET_SAMPLE_S = 10.0
 MAX_L2_BYTES = 2 ** 32  # 4 GiB: L2 caches are tens of MiB, and the flush buffer is twice this
 MODES = ("host", "cuda-events")
+#: the minimum of timed work when ``min_time_s`` is not given (or ``max_time_s`` if that is shorter)
+DEFAULT_MIN_TIME_S = 0.1
 MAX_CLOCK_MHZ = 100_000.0
 
 
@@ -265,7 +267,7 @@ def benchmark(
     device: Any = "cpu",
     warmup_s: float | None = None,
     min_samples: int = 10,
-    min_time_s: float = 0.1,
+    min_time_s: float | None = None,
     max_time_s: float = 10.0,
     max_samples: int = 200,
     calls_per_sample: int | None = None,
@@ -280,9 +282,10 @@ def benchmark(
     device's current stream (under ``torch.cuda.device(device)``), anything else with
     ``time.perf_counter``. ``warmup_s`` defaults to 0.25 s on CUDA and 0.02 s on CPU; pass about 1 s for
     tensor-core matmuls. ``calls_per_sample`` defaults to as many calls as fill ``target_sample_s``
-    (to 1 when flushing). ``flush_l2`` (CUDA only) writes 2 x L2 bytes before *every* timed call, outside
-    the timed region: each call then has its own event pair and a sample is the mean of its cold calls.
-    Chapter: *Architecture of the GA100*, "How we measure".
+    (to 1 when flushing). ``min_time_s`` (default 0.1 s, or ``max_time_s`` if shorter) is the least timed
+    work; a ``min_time_s`` larger than ``max_time_s`` is refused. ``flush_l2`` (CUDA only) writes 2 x L2
+    bytes before *every* timed call, outside the timed region: each call then has its own event pair and
+    a sample is the mean of its cold calls. Chapter: *Architecture of the GA100*, "How we measure".
     """
     check.function("fn", fn)
     label = check.string("label", label, allow_empty=True)
@@ -292,6 +295,8 @@ def benchmark(
         raise ValueError(f"max_samples={max_samples!r} is below min_samples={min_samples!r}: need "
                          "1 <= min_samples <= max_samples")
     max_time_s = check.real("max_time_s", max_time_s, minimum=0.0, strict_min=True, maximum=MAX_TIME_S)
+    if min_time_s is None:
+        min_time_s = min(DEFAULT_MIN_TIME_S, max_time_s)
     min_time_s = check.nonneg("min_time_s", min_time_s, maximum=MAX_TIME_S)
     if min_time_s > max_time_s:
         raise ValueError(f"min_time_s={min_time_s:g} is larger than max_time_s={max_time_s:g}: the run would "
