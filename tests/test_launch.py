@@ -67,8 +67,9 @@ def test_a_rank_that_hangs_and_ignores_sigterm_is_named_and_killed(tmp_path):
     assert "rank 1 of 2 hung" in text and "never reached the collective" in text and "rank 0" in text
     assert "ignored SIGTERM" in text and "[1]" in text
     assert len(list(tmp_path.iterdir())) == 2 and _left_behind(tmp_path) == []
-    # about 10 s here: start-up (a few s), timeout_s = 5 s, the waiting rank's report, 2 s SIGTERM grace
-    assert elapsed < 20
+    # about 10 s on an idle machine: start-up (a few s), timeout_s = 5 s, the waiting rank's report, 2 s SIGTERM
+    # grace; never more than the documented bound (start-up allowance included), plus process clean-up
+    assert elapsed < launch.max_wall_s(5) + 5
 
 
 @pytest.mark.slow
