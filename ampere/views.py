@@ -80,9 +80,15 @@ def _point(name: str, value: Any) -> Point:
     return value
 
 
-def _points(points: Any) -> list[Point]:
-    """A non-empty list of :class:`Point` (never a bare string, a Point alone or an empty list)."""
-    return check.sequence("points", points, _point)
+#: the most rows a comparison shows: in a table, and in a figure (one row of dots each)
+MAX_TABLE_ROWS = 10_000
+MAX_PLOT_ROWS = 200
+
+
+def _points(points: Any, limit: int = MAX_TABLE_ROWS) -> list[Point]:
+    """A non-empty list of :class:`Point` (never a bare string, a Point alone or an empty list), at most
+    ``limit`` of them."""
+    return check.sequence("points", points, _point, max_len=limit)
 
 
 def _sources() -> dict[str, dict[str, str]]:
@@ -186,7 +192,7 @@ def plot(ax: Any, points: Sequence[Point], *, model_label: str = "model", log: b
     from . import plots
 
     ax = plots.axes("ax", ax, "plot")
-    points = _points(points)
+    points = _points(points, MAX_PLOT_ROWS)
     model_label = check.string("model_label", model_label)
     log = check.optional(check.boolean, "log", log)
     ys = list(range(len(points)))[::-1]
@@ -224,7 +230,7 @@ def show(points: Sequence[Point], *, title: str, model_label: str = "model", rea
     from . import plots
     from .tables import show_md
 
-    points = _points(points)
+    points = _points(points, MAX_PLOT_ROWS)
     check.string("title", title, allow_empty=True)
     check.string("model_label", model_label)
     check.string("real_label", real_label)

@@ -285,7 +285,7 @@ def _methods(cls: type, instance: Any, qual: str) -> list[tuple[str, Any]]:
     return out
 
 
-def fuzz(modules: list[str], timeout: float, core_only_baselines: bool) -> list[dict[str, Any]]:
+def fuzz(modules: list[str], timeout: float, core_only_baselines: bool, progress: bool = False) -> list[dict[str, Any]]:
     tmp = Path(tempfile.mkdtemp(prefix="ampere-fuzz-"))
     baselines = {**core_baselines(tmp), **method_baselines(tmp)}
     rows: list[dict[str, Any]] = []
@@ -326,6 +326,8 @@ def fuzz(modules: list[str], timeout: float, core_only_baselines: bool) -> list[
             if instance is not None:
                 targets[i:i] = [(module_name, q, m) for q, m in _methods(obj, instance, qual)]
         rows += _fuzz_one(module_name, qual, obj, base, params, timeout, str(tmp))
+        if progress:
+            print(f"fuzz: {qual} ({len(rows)} calls so far)", file=sys.stderr, flush=True)
     return rows
 
 
@@ -387,13 +389,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--details", action="store_true", help="list every unclear, other, hang and silent call")
     p.add_argument("--json", help="write every call's outcome to this file")
     p.add_argument("--by", choices=("module", "callable"), default="module")
+    p.add_argument("--progress", action="store_true", help="name each callable on stderr as it is done")
     args = p.parse_args(argv)
     os.environ.setdefault("AMPERE_DEVICE", "cpu")
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     modules = _modules(["--all"]) if args.all else (args.modules or CORE)
     t0 = time.monotonic()
-    rows = fuzz(modules, args.timeout, core_only_baselines=not (args.all or args.modules))
+    rows = fuzz(modules, args.timeout, core_only_baselines=not (args.all or args.modules), progress=args.progress)
     print(table(rows, args.by))
     print(f"\n{len(rows)} rows, {time.monotonic() - t0:.0f} s")
     if args.details:
