@@ -17,9 +17,12 @@ Outcomes, per call:
   unclear   ValueError/TypeError that does not name the argument
   other     any other exception type (AttributeError, ZeroDivisionError, OverflowError, KeyError, ...)
   hang      no answer within --timeout seconds (the child and its process group are killed)
-  silent    returned an answer for an input that is not valid
-  accepted  returned, and the input is valid for this argument (the default value, or listed in ACCEPT
-            below with the reason)
+  silent    returned an answer for an input of the wrong type or not finite (NaN, inf, a bool, a string
+            for a number, None, a string instead of a list, ...): never valid
+  triage    returned an answer for 0, -1, 10**12, "" or an unknown name: valid for some arguments, not
+            for others; refuse it, or list it in ACCEPT (tools/fuzz_core.py) with the reason
+  accepted  returned, and the input is valid for this argument (the default value, a catalogue GPU name
+            in another case (the house rule), or listed in ACCEPT with the reason)
 
 The goal is 0 hangs, 0 silent, 0 other and few unclear. ``--json`` writes every call's outcome.
 """
@@ -197,7 +200,12 @@ FREE_TEXT = {"message", "label", "title", "what", "unit", "source", "where", "no
 PATH_FIELDS = {"path", "out"}
 
 
-def classify(qual: str, field: str, kind: str, result: tuple, is_main: bool, named: str | None = None) -> str:
+#: bad values that are valid for some arguments (a count may be 0, a size 10**12, a name anything)
+TRIAGE_KINDS = {"zero", "negative", "huge", "empty", "unknown", "unknown-case"}
+
+
+def classify(qual: str, field: str, kind: str, result: tuple, is_main: bool, named: str | None = None,
+             catalogue_name: bool = False) -> str:
     """The outcome of one call; ``field`` is the argument changed, ``named`` the name its message must say
     (a validator's ``name`` argument; else the argument itself)."""
     what, typ, msg = result
@@ -220,7 +228,9 @@ def classify(qual: str, field: str, kind: str, result: tuple, is_main: bool, nam
         return "accepted"
     if field in FREE_TEXT and kind in ("unknown", "unknown-case"):
         return "accepted"
-    return "silent"
+    if kind == "unknown-case" and catalogue_name:
+        return "accepted"  # catalogue GPU names match in any case everywhere
+    return "triage" if kind in TRIAGE_KINDS else "silent"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -349,10 +359,17 @@ def _fuzz_one(module_name: str, qual: str, obj: Any, base: dict[str, Any], param
             result = run_call(obj, (), kwargs, timeout, cwd)
             # a validator's message names the field it was told (its ``name`` argument), not "value"
             field = base["name"] if (p.name == "value" and qual in VALIDATORS) else p.name
-            outcome = classify(qual, p.name, kind, result, is_main, field)
+            outcome = classify(qual, p.name, kind, result, is_main, field,
+                               catalogue_name=isinstance(valid, str) and valid in _catalogue())
             rows.append({"module": module_name, "callable": qual, "field": p.name, "kind": kind,
                          "outcome": outcome, "detail": f"{result[1]}: {result[2]}"[:300]})
     return rows
+
+
+def _catalogue() -> list[str]:
+    from ampere import specs
+
+    return specs.names()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -362,7 +379,7 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-OUTCOMES = ("clear", "accepted", "unclear", "other", "hang", "silent", "no-baseline", "skipped")
+OUTCOMES = ("clear", "accepted", "unclear", "other", "hang", "silent", "triage", "no-baseline", "skipped")
 
 
 def table(rows: list[dict[str, Any]], by: str = "module") -> str:
@@ -401,11 +418,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(rows)} rows, {time.monotonic() - t0:.0f} s")
     if args.details:
         for r in rows:
-            if r["outcome"] in ("unclear", "other", "hang", "silent", "no-baseline"):
+            if r["outcome"] in ("unclear", "other", "hang", "silent", "triage", "no-baseline"):
                 print(f"{r['outcome']:8s} {r['callable']}({r['field']}={r['kind']}): {r['detail']}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
-    bad = sum(1 for r in rows if r["outcome"] in ("hang", "silent", "other"))
+    bad = sum(1 for r in rows if r["outcome"] in ("hang", "silent", "triage", "other"))
     return 1 if bad else 0
 
 
