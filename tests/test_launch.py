@@ -223,6 +223,7 @@ def cpu_load():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # it loads both cores: `make test` runs it alone, after the parallel run
 @pytest.mark.parametrize("code, text", [(7, "exit code 7"), (-9, "killed by signal SIGKILL")])
 def test_a_crashed_rank_is_named_crashed_with_its_code_under_load(tmp_path, cpu_load, code, text):
     with pytest.raises(RuntimeError) as err:
