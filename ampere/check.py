@@ -29,6 +29,7 @@ name and says the value given and what is allowed. One line per argument::
 | ``sequence(name, v, item, min_len=, max_len=)`` | list/tuple/range/1-D array (never a str or a mapping); ``item(f"{name}[i]", x)`` checks each element | ``list`` |
 | ``mapping(name, v, allow_empty=)`` | a ``Mapping`` | ``dict`` |
 | ``function(name, v)`` | a callable | the callable |
+| ``device(name, v)`` | ``"cpu"``, ``"cuda"``, ``"cuda:0"``, a ``torch.device`` (torch imported only for non-"cpu") | ``"cpu"`` or a ``torch.device`` |
 | ``optional(helper, name, v, *args, **kw)`` | ``None``, or what ``helper`` accepts | ``None`` or the helper's value |
 
 Rules that hold everywhere in the package:
@@ -57,7 +58,7 @@ from typing import Any, Callable, Collection, Iterable, TypeVar
 
 __all__ = ["integer", "positive_int", "nonneg_int", "bounded_int", "real", "finite", "positive", "nonneg",
            "bounded", "fraction", "boolean", "string", "choice", "one_of", "names", "gpu", "gpus", "sequence",
-           "mapping", "function", "optional", "at_most"]
+           "mapping", "function", "device", "optional", "at_most"]
 
 T = TypeVar("T")
 
@@ -272,6 +273,23 @@ def function(name: str, value: Any) -> Callable[..., Any]:
     if not callable(value):
         raise TypeError(f"{name} must be callable, got {_describe(value)} ({type(value).__name__})")
     return value
+
+
+def device(name: str, value: Any) -> Any:
+    """A torch device: ``"cpu"`` stays the string ``"cpu"`` (no torch import); any other string or a
+    ``torch.device`` becomes a ``torch.device``. A malformed one (``""``, ``"gpu"``, ``3``) is refused here
+    with the field named, not as torch's ``RuntimeError`` later."""
+    if isinstance(value, str) and value == "cpu":
+        return value
+    if not isinstance(value, str) and type(value).__name__ != "device":
+        raise TypeError(f"{name} must be a torch device or a string such as 'cpu' or 'cuda:0', "
+                        f"got {_describe(value)} ({type(value).__name__})")
+    import torch
+
+    try:
+        return torch.device(value)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise ValueError(f"{name}={value!r} is not a torch device ({exc}); e.g. 'cpu', 'cuda', 'cuda:0'") from None
 
 
 def optional(helper: Callable[..., T], name: str, value: Any, *args: Any, **kwargs: Any) -> T | None:

@@ -56,18 +56,8 @@ MAX_CLOCK_MHZ = 100_000.0
 
 
 def _device(name: str, device: Any) -> Any:
-    """``device`` as given when it is ``"cpu"``, else a ``torch.device``; a bad one is a ValueError naming it."""
-    if isinstance(device, str) and device == "cpu":
-        return device
-    if not isinstance(device, str) and type(device).__name__ != "device":
-        raise TypeError(f"{name} must be a torch device or a string such as 'cpu' or 'cuda:0', "
-                        f"got {device!r} ({type(device).__name__})")
-    import torch
-
-    try:
-        return torch.device(device)
-    except (RuntimeError, ValueError, TypeError) as exc:
-        raise ValueError(f"{name}={device!r} is not a torch device ({exc}); e.g. 'cpu', 'cuda', 'cuda:0'") from None
+    """``device`` as given when it is ``"cpu"``, else a ``torch.device`` (:func:`ampere.check.device`)."""
+    return check.device(name, device)
 
 
 def summarize(samples_s: Sequence[float]) -> dict[str, float]:

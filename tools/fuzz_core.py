@@ -98,7 +98,7 @@ ACCEPT.update({("ampere.timing.Measurement.rate", "amount", k): "any amount of w
 VALIDATORS = {f"ampere.check.{f}" for f in ("integer", "positive_int", "nonneg_int", "bounded_int", "real", "finite",
                                             "positive", "nonneg", "bounded", "fraction", "boolean", "string",
                                             "choice", "one_of", "names", "gpu", "gpus", "sequence", "mapping",
-                                            "function", "optional", "at_most")} | {"ampere.plots.axes"}
+                                            "function", "device", "optional", "at_most")} | {"ampere.plots.axes"}
 
 #: documented exceptions of the environment (not of the input): "accepted" when the input is valid
 ENVIRONMENT: dict[str, str] = {
@@ -113,7 +113,7 @@ SKIP_ARGS: dict[tuple[str, str], str] = {
     **{(f"ampere.check.{f}", a): "a constant of the calling code, not user input (tests/properties/test_check.py)"
        for f in ("integer", "positive_int", "nonneg_int", "bounded_int", "real", "finite", "positive", "nonneg",
                  "bounded", "fraction", "boolean", "string", "choice", "one_of", "names", "gpu", "gpus",
-                 "sequence", "mapping", "function", "optional", "at_most")
+                 "sequence", "mapping", "function", "device", "optional", "at_most")
        for a in ("name", "minimum", "maximum", "lo", "hi", "why", "strict_min", "allow_inf", "allow_zero",
                  "allow_empty", "max_len", "min_len", "allowed", "ignore_case", "unique", "item", "helper",
                  "limit")},
@@ -171,6 +171,7 @@ def core_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
         "ampere.check.sequence": {"name": "xs", "value": [1.0, 2.0], "item": __import__("ampere.check").check.positive},
         "ampere.check.mapping": {"name": "m", "value": {"a": 1}},
         "ampere.check.function": {"name": "f", "value": noop},
+        "ampere.check.device": {"name": "device", "value": "cpu"},
         "ampere.check.optional": {"helper": __import__("ampere.check").check.positive, "name": "x", "value": 1.5,
                                   "maximum": 10.0},
         "ampere.check.at_most": {"name": "n", "value": 3, "limit": 10, "why": "a test limit"},

@@ -124,3 +124,14 @@ def test_at_most_refuses_what_is_over_the_limit(limit, over):
     assert "a test limit" in str(err)
     rejects(check.at_most, "n", "n", "1", limit, "a test limit")
     rejects(check.at_most, "n", "n", math.nan, limit, "a test limit")
+
+
+@covers(check.device)
+@given(st.sampled_from(["cpu", "cuda", "cuda:0", "meta"]),
+       st.one_of(st.sampled_from(["", "gpu", "cuda:x", "NoSuchDevice"]), st.integers(), st.none(), st.floats()))
+def test_devices(good, bad):
+    import torch
+
+    value = answers(check.device, "device", good)
+    assert value == "cpu" if good == "cpu" else value == torch.device(good)
+    rejects(check.device, "device", "device", bad)
