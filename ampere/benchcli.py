@@ -13,7 +13,9 @@ recorded results". A benchmark is ``main(argv) -> int`` in its chapter module::
 
 ``--out`` is a folder when it exists or ends with ``/`` (the file is then named by
 :func:`ampere.results.default_filename`), else a ``.json`` file. An existing file that is not a result of
-the same benchmark is never overwritten. ``--device cpu`` runs the whole code path on the CPU with tiny
+the same benchmark is never overwritten. The check writes (and removes) a small file where the result will
+go, creating the folder if needed, so ``--out /proc/x/`` fails before anything is measured, even as root.
+A long step shows a :class:`Progress` line on stderr. ``--device cpu`` runs the whole code path on the CPU with tiny
 sizes; such a result says ``backend: cpu`` and is refused by the package's own data folder.
 """
 
@@ -22,13 +24,83 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["BenchParser", "bench_parser", "check_out", "finish_bench", "probe", "DEVICES"]
+from . import check
+
+__all__ = ["BenchParser", "bench_parser", "check_out", "finish_bench", "probe", "DEVICES", "Progress", "fail"]
 
 DEVICES = ("auto", "cpu", "cuda")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+def _benchmark_name(name: str, value: Any) -> str:
+    value = check.string(name, value)
+    if not _NAME.fullmatch(value):
+        raise ValueError(f"{name}={value!r} must be lower-case letters, digits, '-' and '_' (e.g. 'matmul')")
+    return value
+
+
+def _namespace(name: str, value: Any, *fields: str) -> argparse.Namespace:
+    if not isinstance(value, argparse.Namespace) or any(not hasattr(value, f) for f in fields):
+        raise TypeError(f"{name} must be the argparse.Namespace of bench_parser(...).parse_args(), "
+                        f"got {value!r} ({type(value).__name__})")
+    return value
+
+
+def fail(message: str) -> int:
+    """Print ``error: message`` on stderr (one line) and return 2, the exit code of a user error."""
+    print(f"error: {check.string('message', message)}", file=sys.stderr, flush=True)
+    return 2
+
+
+class Progress:
+    """``with Progress("bench collectives"):`` shows, on stderr, that a step longer than ``after_s`` is
+    still running: one line after ``after_s`` seconds, then one every ``every_s`` seconds, and the time it
+    took at the end. A step shorter than ``after_s`` prints nothing."""
+
+    def __init__(self, label: str, *, after_s: float = 2.0, every_s: float = 10.0, stream: Any = None) -> None:
+        self.label = check.string("label", label)
+        self.after_s = check.real("after_s", after_s, minimum=0.0, maximum=3600.0)
+        self.every_s = check.real("every_s", every_s, minimum=0.1, maximum=3600.0)
+        self.stream = stream
+        self._done = threading.Event()
+        self._shown = False
+        self._t0 = 0.0
+        self._thread: threading.Thread | None = None
+
+    def _say(self, text: str) -> None:
+        stream = self.stream or sys.stderr
+        try:
+            print(text, file=stream, flush=True)
+        except (OSError, ValueError):
+            pass
+
+    def _run(self) -> None:
+        wait = self.after_s
+        while not self._done.wait(wait):
+            self._shown = True
+            self._say(f"{self.label}: still running ({time.monotonic() - self._t0:.0f} s; Ctrl-C stops it)")
+            wait = self.every_s
+
+    def __enter__(self) -> "Progress":
+        self._t0 = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="ampere-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+        if self._shown and exc[0] is None:
+            self._say(f"{self.label}: done in {time.monotonic() - self._t0:.0f} s")
 
 
 def _package_data_folder() -> Path:
@@ -42,18 +114,17 @@ def check_out(out: str | os.PathLike[str], benchmark: str) -> str:
     is chosen when the result exists. A file path must end with ``.json``; if it exists it must be a result of the same
     benchmark (a newer run replaces an older one, nothing else is ever overwritten).
     """
+    if not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"--out (out) must be a path, got {out!r} ({type(out).__name__})")
+    benchmark = _benchmark_name("benchmark", benchmark)
     text = os.fspath(out)
-    if not text:
-        raise ValueError("--out is empty; give a folder (e.g. ampere/data/) or a .json file")
+    if not isinstance(text, str) or not text:
+        raise ValueError("--out (out) is empty; give a folder (e.g. ampere/data/) or a .json file")
     path = Path(text)
     if path.is_dir() or text.endswith(("/", os.sep)):
         if path.exists() and not path.is_dir():
             raise ValueError(f"--out {text!r} ends with '/' but is a file")
-        parent = path
-        while not parent.exists():
-            parent = parent.parent
-        if not os.access(parent, os.W_OK):
-            raise ValueError(f"--out folder {text!r} cannot be written (no write permission on {str(parent)!r})")
+        _try_writing(path, text)
         return text if text.endswith(("/", os.sep)) else text + os.sep
     if path.suffix != ".json":
         raise ValueError(f"--out {text!r} is neither an existing folder, a path ending with '/', nor a .json file")
@@ -66,12 +137,21 @@ def check_out(out: str | os.PathLike[str], benchmark: str) -> str:
             what = existing.get("benchmark") if isinstance(existing, dict) else None
             raise ValueError(f"--out {text!r} exists and holds {'a ' + repr(what) + ' result' if what else 'something else'}"
                              f", not a {benchmark!r} result: refusing to overwrite it")
-    parent = path.parent if str(path.parent) else Path(".")
-    while not parent.exists():
-        parent = parent.parent
-    if not os.access(parent, os.W_OK):
-        raise ValueError(f"--out {text!r} cannot be written (no write permission on {str(parent)!r})")
+    _try_writing(path.parent if str(path.parent) else Path("."), text)
     return text
+
+
+def _try_writing(folder: Path, text: str) -> None:
+    """Create ``folder`` if needed and write and remove a small file there: the only test that holds for
+    every file system and user (root passes ``os.access`` on /proc, and /proc refuses the file)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe_file = tempfile.mkstemp(prefix=".ampere-out-check-", dir=folder)
+        os.close(fd)
+        os.unlink(probe_file)
+    except OSError as exc:
+        raise ValueError(f"--out {text!r} cannot be written: {exc.strerror or exc} "
+                         f"({str(folder)!r}); choose another folder") from None
 
 
 class BenchParser(argparse.ArgumentParser):
@@ -92,6 +172,8 @@ class BenchParser(argparse.ArgumentParser):
 def bench_parser(name: str, description: str) -> BenchParser:
     """Argument parser with the options every benchmark shares: ``--out``, ``--quick``, ``--no-save``,
     ``--device``."""
+    name = _benchmark_name("name", name)
+    description = check.string("description", description, allow_empty=True)
     p = BenchParser(prog=f"python -m ampere bench {name}", description=description)
     p.benchmark = name
     p.add_argument("--out", default="./",
@@ -108,7 +190,8 @@ def probe(args: argparse.Namespace) -> Any:
     """``ampere.device.probe()`` for the device ``--device`` asks for (``cpu`` forces the CPU)."""
     from . import device
 
-    choice = getattr(args, "device", "auto")
+    _namespace("args", args)
+    choice = check.one_of("--device (args.device)", getattr(args, "device", "auto"), DEVICES)
     if choice == "cpu":
         return device.probe(force="cpu")
     info = device.probe()
@@ -127,6 +210,9 @@ def finish_bench(result: dict[str, Any], args: argparse.Namespace, summary: str)
     """
     from . import results
 
+    results.validate(result)
+    _namespace("args", args, "no_save", "out")
+    summary = check.string("summary", summary, allow_empty=True)
     print(summary)
     if args.no_save:
         return 0

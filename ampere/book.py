@@ -32,7 +32,7 @@ __all__ = ["specs", "results", "plots", "check", "records", "Record", "glue", "m
 
 def show_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None,
                formats: Mapping[str, str] | None = None) -> None:
-    """Display ``rows`` as a Markdown table (:func:`ampere.tables.markdown_table`)."""
+    """Display ``rows`` as a Markdown table (:func:`ampere.tables.markdown_table`; same arguments)."""
     show_md(markdown_table(rows, columns, formats))
 
 
@@ -40,6 +40,7 @@ def device_note(info: Any, measures: str) -> str:
     """The HTML of the collapsed device note: what this page was built on, what a GPU would add."""
     import textwrap
 
+    measures = check.string("measures", measures)
     if getattr(info, "backend", "cpu") == "cuda":
         head = f"This page ran on {info.label()}: its measuring sections measure this GPU."
     else:
@@ -60,6 +61,7 @@ def setup(measures: str) -> Any:
     """
     from . import device
 
+    measures = check.string("measures", measures)
     info = device.probe()
     show_html(device_note(info, measures))
     return info

@@ -26,6 +26,8 @@ __all__ = ["DeviceInfo", "probe", "tf32_enabled", "tf32_state", "torch_device", 
            "pci_bus_id", "sparse_2to4_backends"]
 
 ENV_FORCE = "AMPERE_DEVICE"
+BACKENDS = ("cuda", "mps", "cpu")
+SPARSE_BACKENDS = ("cutlass", "cusparselt")
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,39 @@ class DeviceInfo:
     forced_cpu: bool = False
     notes: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        check.one_of("backend", self.backend, BACKENDS)
+        check.string("name", self.name)
+        if self.compute_capability is not None:
+            cc = check.sequence("compute_capability", self.compute_capability, check.nonneg_int, min_len=2,
+                                max_len=2)
+            put("compute_capability", (cc[0], cc[1]))
+        for name, limit in (("memory_bytes", 2 ** 44), ("sm_count", 10_000), ("l2_bytes", 2 ** 32),
+                            ("torch_threads", 100_000)):
+            check.optional(check.bounded_int, name, getattr(self, name), 1, limit, why="larger than any device")
+        for name, limit in (("gpu_count", 1024), ("cpu_count", 100_000)):
+            check.bounded_int(name, getattr(self, name), 0, limit, why="larger than any machine")
+        check.optional(check.bounded_int, "cudnn_version", self.cudnn_version, 0, 10 ** 7,
+                       why="cuDNN versions are numbers like 90100")
+        if self.spec_name is not None:
+            put("spec_name", check.gpu("spec_name", self.spec_name))
+        for name in ("tf32", "bf16_tensor", "fp8_tensor", "int8_tensor", "sparse_2to4", "mig_capable", "forced_cpu"):
+            put(name, check.boolean(name, getattr(self, name)))
+        for name in ("mig_enabled", "ecc_enabled"):
+            check.optional(check.boolean, name, getattr(self, name))
+        put("sparse_2to4_backends", tuple(check.names("sparse_2to4_backends", self.sparse_2to4_backends,
+                                                      SPARSE_BACKENDS, min_len=0)))
+        for name, limit in (("sm_clock_max_hz", 1e10), ("power_limit_w", 1e5)):
+            check.optional(check.positive, name, getattr(self, name), maximum=limit)
+        for name in ("mig_instance", "pcie_link", "torch_version", "cuda_version", "nccl_version", "driver_version"):
+            check.optional(check.string, name, getattr(self, name))
+        check.string("python_version", self.python_version)
+        check.string("cpu_name", self.cpu_name, allow_empty=True)
+        put("notes", tuple(check.sequence("notes", self.notes, check.string, min_len=0)))
+
     @property
     def spec(self) -> specs.GPUSpec | None:
         return specs.get(self.spec_name) if self.spec_name else None
@@ -82,6 +117,7 @@ class DeviceInfo:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DeviceInfo":
+        d = check.mapping("d", d)
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in d.items() if k in known}
         if kwargs.get("compute_capability") is not None:
@@ -200,6 +236,7 @@ def nvml_handle(index: int) -> tuple[Any, str]:
     GPUs. Raises ``RuntimeError`` when NVML is not usable. Shared by :func:`probe` and
     :func:`ampere.timing.benchmark`.
     """
+    index = check.bounded_int("index", index, 0, 1023, why="CUDA device numbers")
     import torch
 
     module, error = nvml()
@@ -256,6 +293,9 @@ def sparse_2to4_backends(torch: Any, compute_capability: tuple[int, int] | None)
     (``torch.backends.cusparselt.is_available()``, which does not check the architecture itself). A torch
     without ``torch.sparse.to_sparse_semi_structured`` has neither. Chapter: *Structured sparsity*.
     """
+    if compute_capability is not None:
+        compute_capability = tuple(check.sequence("compute_capability", compute_capability, check.nonneg_int,
+                                                  min_len=2, max_len=2))
     if compute_capability is None or not hasattr(getattr(torch, "sparse", None), "to_sparse_semi_structured"):
         return ()
     major = int(compute_capability[0])
@@ -278,9 +318,8 @@ def probe(index: int = 0, force: str | None = None) -> DeviceInfo:
     Never raises for missing hardware or libraries: what could not be read is None and explained in
     ``notes``. ``AMPERE_DEVICE=cpu`` or ``force="cpu"`` (``bench --device cpu``) forces the CPU path.
     """
-    index = check.nonneg_int("index", index)
-    if force not in (None, "cpu"):
-        raise ValueError(f"force must be None or 'cpu'; got {force!r}")
+    index = check.bounded_int("index", index, 0, 1023, why="CUDA device numbers")
+    force = check.optional(check.one_of, "force", force, ("cpu",))
     forced = force == "cpu" or os.environ.get(ENV_FORCE, "").strip().lower() == "cpu"
     base: dict[str, Any] = {"cpu_name": _cpu_name(), "cpu_count": os.cpu_count() or 0, "forced_cpu": forced}
     notes: list[str] = []
@@ -349,6 +388,8 @@ def _probe_cuda(torch: Any, index: int, base: dict[str, Any], notes: list[str]) 
 
 def torch_device(info: DeviceInfo | None = None):
     """The torch.device the chapters compute on: cuda when probed, else cpu (mps is not used for labs)."""
+    if info is not None and not isinstance(info, DeviceInfo):
+        raise TypeError(f"info must be a DeviceInfo (from probe()) or None, got {info!r} ({type(info).__name__})")
     import torch
 
     info = info or probe()
@@ -377,19 +418,22 @@ def tf32_state() -> dict[str, Any]:
             "conv": torch.backends.cudnn.allow_tf32}
 
 
-@contextlib.contextmanager
-def tf32_enabled(enabled: bool, *, conv: bool | None = None) -> Iterator[dict[str, Any]]:
+def tf32_enabled(enabled: bool, *, conv: bool | None = None) -> contextlib.AbstractContextManager[dict[str, Any]]:
     """Set TF32 for matmuls (and convolutions: ``conv`` defaults to ``enabled``), restore on exit.
 
     Uses ``torch.backends.cuda.matmul.fp32_precision`` ("tf32"/"ieee") where this torch has it,
-    else the legacy ``allow_tf32`` flags. Yields the state that was set. Chapter: *TF32 and the precision
-    formats*.
+    else the legacy ``allow_tf32`` flags. Yields the state that was set. The arguments are checked when
+    it is called, before the ``with`` block. Chapter: *TF32 and the precision formats*.
     """
-    if not isinstance(enabled, bool):
-        raise ValueError(f"enabled={enabled!r} must be True or False")
+    enabled = check.boolean("enabled", enabled)
+    conv = enabled if conv is None else check.boolean("conv", conv)
+    return _tf32(enabled, conv)
+
+
+@contextlib.contextmanager
+def _tf32(enabled: bool, conv: bool) -> Iterator[dict[str, Any]]:
     import torch
 
-    conv = enabled if conv is None else conv
     before = tf32_state()
     try:
         if before["api"] == "fp32_precision":

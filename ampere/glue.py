@@ -10,6 +10,8 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any
 
+from . import check
+
 __all__ = ["glue"]
 
 _PREFIX = "application/papermill.record/"
@@ -27,8 +29,10 @@ def _plain(value: Any) -> Any:
 
 def glue(name: str, value: Any, display: bool = False) -> None:
     """Store ``value`` under ``name`` for the book's ``{glue:}`` roles; a no-op outside IPython."""
-    if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+    name = check.string("name", name, max_len=200)
+    if not name.replace("_", "").replace("-", "").isalnum() or not name.isascii():
         raise ValueError(f"name={name!r} must be letters, digits, '_' or '-'")
+    display = check.boolean("display", display)
     value = _plain(value)
     try:
         from myst_nb import glue as _myst_glue

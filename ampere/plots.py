@@ -13,8 +13,13 @@ import contextlib
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import check
+
 __all__ = ["STYLE", "SIZES", "PROVENANCE", "gpu_color", "figure", "style", "provenance_note", "save",
-           "legend_outside"]
+           "legend_outside", "axes"]
+
+#: the most rows or columns of panels :func:`figure` makes
+MAX_PANELS = 12
 
 #: rcParams applied by :func:`style` and :func:`figure`.
 STYLE: dict[str, Any] = {
@@ -68,16 +73,27 @@ PROVENANCE: dict[str, dict[str, Any]] = {
 
 
 def gpu_color(name: str | None) -> str:
-    """Colour for a catalogue name ("A100-SXM4-80GB"), a family ("H100") or a device name."""
+    """Colour for a catalogue name ("A100-SXM4-80GB"), a family ("H100") or a device name, in any case
+    (the rule of :func:`ampere.specs.get`); None, "" or a name of no known family get the neutral grey."""
+    name = check.optional(check.string, "name", name, allow_empty=True)
     if not name:
         return _GPU_COLORS["CPU"]
-    if name in _GPU_COLORS:
-        return _GPU_COLORS[name]
+    folded = {k.casefold(): v for k, v in _GPU_COLORS.items()}
+    if name.casefold() in folded:
+        return folded[name.casefold()]
     key = name.upper().replace(" ", "-")
     for family in ("A100", "V100", "H200", "H100", "RTX-A6000", "RTX-A2000", "L4", "T4"):
         if family in key:
-            return _GPU_COLORS.get(name.split()[0], _GPU_COLORS[family])
+            return folded.get(name.split()[0].casefold(), _GPU_COLORS[family])
     return _GPU_COLORS["CPU"]
+
+
+def axes(name: str, value: Any, method: str = "plot") -> Any:
+    """``value`` if it is a matplotlib ``Axes`` (anything with the ``method`` a function calls), else
+    ``TypeError`` naming the argument."""
+    if not callable(getattr(value, method, None)):
+        raise TypeError(f"{name} must be a matplotlib Axes, got {value!r} ({type(value).__name__})")
+    return value
 
 
 @contextlib.contextmanager
@@ -94,8 +110,9 @@ def figure(size: str = "full", nrows: int = 1, ncols: int = 1, **kwargs: Any):
     import matplotlib as mpl
     import matplotlib.pyplot as plt
 
-    if size not in SIZES:
-        raise ValueError(f"size={size!r} is not a house size; allowed: {', '.join(SIZES)}")
+    size = check.one_of("size", size, SIZES)
+    nrows = check.bounded_int("nrows", nrows, 1, MAX_PANELS, why="panels in one figure")
+    ncols = check.bounded_int("ncols", ncols, 1, MAX_PANELS, why="panels in one figure")
     mpl.rcParams.update(STYLE)
     fig, axes = plt.subplots(nrows, ncols, figsize=SIZES[size], **kwargs)
     return fig, axes
@@ -103,16 +120,25 @@ def figure(size: str = "full", nrows: int = 1, ncols: int = 1, **kwargs: Any):
 
 def provenance_note(ax: Any, text: str) -> None:
     """Small grey provenance line under the axes ("model of A100-SXM4-80GB; recorded on ...")."""
+    axes("ax", ax, "annotate")
+    text = check.string("text", text)
     ax.annotate(text, xy=(1.0, -0.16), xycoords="axes fraction", ha="right", va="top", fontsize=8,
                 color="#666666", annotation_clip=False)
 
 
 def legend_outside(ax: Any, **kwargs: Any) -> None:
+    """The legend to the right of the axes, outside them."""
+    axes("ax", ax, "legend")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, **kwargs)
 
 
 def save(fig: Any, path: str | Path) -> Path:
     """Save a figure as PNG with fixed metadata so regenerated files are byte-stable."""
+    if not callable(getattr(fig, "savefig", None)):
+        raise TypeError(f"fig must be a matplotlib Figure, got {fig!r} ({type(fig).__name__})")
+    if not isinstance(path, (str, Path)) or not str(path) or Path(path).is_dir():
+        raise (TypeError if not isinstance(path, (str, Path)) else ValueError)(
+            f"path must be a file path such as 'figures/x.png', got {path!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, bbox_inches="tight", metadata={"Software": None})

@@ -51,6 +51,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import math
 import os
 import re
 import tempfile
@@ -60,9 +61,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from . import __version__
+from . import __version__, check
 
-__all__ = ["SCHEMA", "PUBLISHED_SCHEMA", "TABLE_SCHEMA", "UNIT_SUFFIXES", "KINDS", "Record", "make_result",
+__all__ = ["SCHEMA", "PUBLISHED_SCHEMA", "TABLE_SCHEMA", "UNIT_SUFFIXES", "KINDS", "RECORDED_BENCHMARKS",
+           "FigureError", "Record", "make_result",
            "validate", "save", "load", "recorded", "records", "published", "table", "default_filename",
            "provenance", "write_atomic", "data_files"]
 
@@ -70,6 +72,28 @@ SCHEMA = "ampere-result/1"
 PUBLISHED_SCHEMA = "ampere-published/1"
 TABLE_SCHEMA = "ampere-table/1"
 KINDS = ("measured", "published")
+#: the benchmarks ``python -m ampere bench NAME`` (and ``report``) record: names ``records(benchmark=...)``
+#: accepts before any result of them is recorded (tests/test_results.py keeps it in step with the CLI)
+RECORDED_BENCHMARKS = ("matmul", "tf32", "hbm", "kernels", "sparsity", "mig", "collectives", "megatron", "report")
+
+
+class FigureError(KeyError, ValueError):
+    """A record has no figure of that name (a ``KeyError`` for lookups, a ``ValueError`` for callers)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _path(name: str, value: Any) -> str:
+    """A non-empty path (``str`` or ``os.PathLike``) as text."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {value!r} ({type(value).__name__})")
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a text path, got {value!r}")
+    if not text:
+        raise ValueError(f"{name} is empty; give a file or folder path")
+    return text
 
 #: The unit every figure name ends with (CONTRIBUTING.md, "Units and words"). "_pct" is a percentage,
 #: "_ratio" a dimensionless ratio, "_count" a count.
@@ -89,7 +113,12 @@ def _utc_now() -> str:
 def make_result(benchmark: str, device: Any, parameters: dict[str, Any], records: Iterable[dict[str, Any]],
                 notes: Iterable[str] = (), created_utc: str | None = None) -> dict[str, Any]:
     """Assemble and validate a result. ``device`` is a DeviceInfo (or its dict)."""
-    dev = device.to_dict() if hasattr(device, "to_dict") else dict(device)
+    benchmark = check.string("benchmark", benchmark)
+    dev = device.to_dict() if hasattr(device, "to_dict") else check.mapping("device", device)
+    parameters = check.mapping("parameters", parameters)
+    rows = check.sequence("records", records, check.mapping, min_len=0)
+    notes_ = check.sequence("notes", notes, check.string, min_len=0)
+    created_utc = check.optional(check.string, "created_utc", created_utc)
     result = {
         "schema": SCHEMA,
         "benchmark": benchmark,
@@ -97,9 +126,9 @@ def make_result(benchmark: str, device: Any, parameters: dict[str, Any], records
         "device": dev,
         "versions": {"ampere": __version__, "torch": dev.get("torch_version"), "cuda": dev.get("cuda_version"),
                      "driver": dev.get("driver_version"), "python": dev.get("python_version")},
-        "parameters": dict(parameters),
-        "records": [dict(r) for r in records],
-        "notes": [str(n) for n in notes],
+        "parameters": parameters,
+        "records": rows,
+        "notes": notes_,
     }
     validate(result)
     return result
@@ -108,7 +137,7 @@ def make_result(benchmark: str, device: Any, parameters: dict[str, Any], records
 def validate(result: Any) -> dict[str, Any]:
     """Check a result against the schema; raise ``ValueError`` naming the first bad field."""
     if not isinstance(result, dict):
-        raise ValueError(f"result must be a JSON object, got {type(result).__name__}")
+        raise TypeError(f"result must be a JSON object (dict), got {type(result).__name__}")
     for key, typ in _REQUIRED.items():
         if key not in result:
             raise ValueError(f"result is missing field {key!r}; required: {', '.join(_REQUIRED)}")
@@ -140,6 +169,7 @@ def validate(result: Any) -> dict[str, Any]:
 
 def default_filename(result: dict[str, Any]) -> str:
     """``<benchmark>-<spec or device>-<YYYYMMDD>.json``, safe for any file system."""
+    validate(result)
     dev = result["device"]
     who = dev.get("spec_name") or dev.get("name") or dev.get("backend", "device")
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", str(who)).strip("-").lower()
@@ -150,7 +180,7 @@ def default_filename(result: dict[str, Any]) -> str:
 def save(result: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Validate and write ``result`` atomically to ``path`` (a file, or a folder for the default name)."""
     validate(result)
-    text = os.fspath(path)
+    text = _path("path", path)
     path = Path(path)
     if path.is_dir() or text.endswith(("/", os.sep)):
         path = path / default_filename(result)
@@ -169,7 +199,12 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
 
     A reader sees the old file or the new one, never half of one, even if the writer is killed.
     """
-    path = Path(path)
+    path = Path(_path("path", path))
+    text = check.string("text", text, allow_empty=True)
+    if path.is_dir() or not path.name or path.name in (".", ".."):
+        raise ValueError(f"path {str(path)!r} is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise ValueError(f"path {str(path)!r}: its folder {str(path.parent)!r} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         umask = os.umask(0)
@@ -188,7 +223,8 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
 
 
 def load(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate one result file."""
+    """Read and validate one result file (a missing file raises ``FileNotFoundError``)."""
+    path = _path("path", path)
     with open(path, encoding="utf-8") as fh:
         try:
             data = json.load(fh)
@@ -202,6 +238,9 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def data_files(sub: str = "") -> list[tuple[str, Any]]:
     """(name, traversable) of the ``.json`` files in ``ampere/data/<sub>`` (empty when the folder is absent)."""
+    sub = check.string("sub", sub, allow_empty=True)
+    if any(part in ("..", ".") for part in sub.split("/")):
+        raise ValueError(f"sub={sub!r} must be a folder inside ampere/data (no '.' or '..')")
     folder = resources.files("ampere").joinpath("data")
     for part in filter(None, sub.split("/")):
         folder = folder.joinpath(part)
@@ -223,20 +262,50 @@ def recorded(benchmark: str | None = None, gpu: str | None = None) -> list[dict[
     """Recorded results bundled with the package (``ampere/data/*.json``, whole files), optionally filtered.
 
     ``gpu`` matches the catalogue spec name (e.g. "H200-SXM-141GB") or, for GPUs outside the catalogue,
-    the device name. Sorted by benchmark, device and date. :func:`records` gives the same data as typed
-    :class:`Record` rows, beside the published ones.
+    the device name (any case). Sorted by benchmark, device and date. :func:`records` gives the same data as
+    typed :class:`Record` rows, beside the published ones. Unknown names raise ``ValueError`` listing the known.
     """
+    every = _recorded_files()
+    benchmark = check.optional(check.one_of, "benchmark", benchmark, _benchmarks(every))
+    gpu = check.optional(check.one_of, "gpu", gpu, _gpu_names(every), ignore_case=True)
+    out = []
+    for res in every:
+        if benchmark is not None and res["benchmark"] != benchmark:
+            continue
+        names = {str(res["device"].get(k, "")).casefold() for k in ("spec_name", "name")}
+        if gpu is not None and gpu.casefold() not in names:
+            continue
+        out.append(res)
+    return sorted(out, key=lambda r: (r["benchmark"], r["device"].get("name", ""), r["created_utc"]))
+
+
+def _recorded_files() -> list[dict[str, Any]]:
     out = []
     for name, entry in data_files():
         with resources.as_file(entry) as p:
             res = load(p)
         res["_file"] = name
-        if benchmark is not None and res["benchmark"] != benchmark:
-            continue
-        if gpu is not None and gpu not in (res["device"].get("spec_name"), res["device"].get("name")):
-            continue
         out.append(res)
-    return sorted(out, key=lambda r: (r["benchmark"], r["device"].get("name", ""), r["created_utc"]))
+    return out
+
+
+def _benchmarks(recorded_: list[dict[str, Any]]) -> list[str]:
+    """Every benchmark name the package knows: recorded, published, or one ``bench`` can record."""
+    return sorted({*RECORDED_BENCHMARKS, *(r["benchmark"] for r in recorded_), *(r.benchmark for r in published())})
+
+
+def _gpu_names(recorded_: list[dict[str, Any]]) -> list[str]:
+    """Every GPU name a filter may use: the catalogue's, and those of recorded and published records."""
+    from . import specs
+
+    names = dict.fromkeys(specs.names())
+    for res in recorded_:
+        for key in ("spec_name", "name"):
+            if res["device"].get(key):
+                names.setdefault(str(res["device"][key]))
+    for rec in published():
+        names.setdefault(rec.gpu)
+    return list(names)
 
 
 def _frozen(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -264,20 +333,27 @@ class Record:
     id: str = ""
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"Record.kind must be one of {', '.join(KINDS)}; got {self.kind!r}")
+        check.one_of("Record.kind", self.kind, KINDS)
         for name in ("benchmark", "gpu", "source"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ValueError(f"Record.{name} must be a non-empty string; got {getattr(self, name)!r}")
+            check.string(f"Record.{name}", getattr(self, name))
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", self.benchmark):
+            raise ValueError(f"Record.benchmark={self.benchmark!r} must be lower-case letters, digits, '-', '_' "
+                             "and '.' (e.g. 'matmul', 'all-reduce')")
+        for name in ("where", "date", "note", "id"):
+            check.string(f"Record.{name}", getattr(self, name), allow_empty=True)
+        for name in ("params", "setup"):
+            check.mapping(f"Record.{name}", getattr(self, name))
         if not isinstance(self.figures, Mapping) or not self.figures:
-            raise ValueError(f"Record {self.id or self.benchmark!r}: figures must be a non-empty mapping")
+            raise ValueError(f"Record {self.id or self.benchmark!r}: figures must be a non-empty mapping of "
+                             f"names to numbers, got {self.figures!r:.60}")
         for key, value in self.figures.items():
             if self.kind == "published" and not key.endswith(UNIT_SUFFIXES):
-                raise ValueError(f"Record {self.id!r}: figure name {key!r} does not end with a unit; "
+                raise ValueError(f"Record {self.id!r}: figures name {key!r} does not end with a unit; "
                                  f"allowed endings: {', '.join(UNIT_SUFFIXES)}")
             values = value if isinstance(value, (list, tuple)) else [value]
-            if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-                raise ValueError(f"Record {self.id!r}: figure {key!r} must be a number or a list of numbers")
+            if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                                     for v in values):
+                raise ValueError(f"Record {self.id!r}: figures[{key!r}] must be a finite number or a list of them")
         object.__setattr__(self, "figures", _frozen(self.figures))
         object.__setattr__(self, "params", _frozen(self.params))
         object.__setattr__(self, "setup", _frozen(self.setup))
@@ -290,10 +366,12 @@ class Record:
         return f"published: {self.source}" + (f", {self.where}" if self.where else "")
 
     def figure(self, name: str) -> Any:
-        """One figure, with a clear error naming the ones this record has."""
+        """One figure, with a clear error naming the ones this record has (:class:`FigureError`, both a
+        ``KeyError`` and a ``ValueError``)."""
+        name = check.string("name", name, allow_empty=True)
         if name not in self.figures:
-            raise KeyError(f"record {self.id or self.benchmark!r} has no figure {name!r}; it has "
-                           f"{', '.join(self.figures)}")
+            raise FigureError(f"name={name!r} is not a figure of record {self.id or self.benchmark!r}; it has "
+                              f"{', '.join(self.figures)}")
         return self.figures[name]
 
     def to_dict(self) -> dict[str, Any]:
@@ -311,8 +389,9 @@ class Record:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], kind: str = "published") -> "Record":
         """Read one record of a published file (unknown fields are refused: they are typos)."""
+        kind = check.one_of("kind", kind, KINDS)
         if not isinstance(d, Mapping):
-            raise ValueError(f"a record must be a JSON object, got {type(d).__name__}")
+            raise TypeError(f"d (a record) must be a JSON object, got {type(d).__name__}")
         known = {"id", "benchmark", "gpu", "figures", "params", "setup", "source", "where", "date", "note",
                  "kind"}
         extra = set(d) - known
@@ -374,6 +453,7 @@ def measured_records(result: dict[str, Any]) -> list[Record]:
     ``figures`` its float fields, its ``derived`` numbers and the median time of its measurement
     (``median_s``). Chapter modules that know their benchmark read the raw result for more.
     """
+    validate(result)
     dev = result["device"]
     gpu = dev.get("spec_name") or dev.get("name") or dev.get("backend", "?")
     if dev.get("mig_instance"):
@@ -415,22 +495,24 @@ def records(benchmark: str | None = None, gpu: str | None = None, kind: str | No
     name), ``kind`` on ``"measured"`` (recorded by the package on a real GPU) or ``"published"``.
     Measured rows come first (the reader's own kind of evidence), then published ones, each sorted by
     benchmark, GPU and date. Results recorded on a CPU are never returned as measurements of a GPU.
+    GPU names match in any case, like :func:`ampere.specs.get`; an unknown benchmark or GPU name raises
+    ``ValueError`` listing the known ones (a misspelt filter is not an empty answer).
     """
-    if kind is not None and kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)} or None; got {kind!r}")
-    for name, value in (("benchmark", benchmark), ("gpu", gpu)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a string or None; got {value!r}")
+    kind = check.optional(check.one_of, "kind", kind, KINDS)
+    every = recorded()
+    benchmark = check.optional(check.one_of, "benchmark", benchmark, _benchmarks(every))
+    gpu = check.optional(check.one_of, "gpu", gpu, _gpu_names(every), ignore_case=True)
     out: list[Record] = []
     if kind in (None, "measured"):
-        rows = [r for res in recorded(benchmark=benchmark) if res["device"].get("backend") == "cuda"
-                for r in measured_records(res)]
+        rows = [r for res in every if res["device"].get("backend") == "cuda"
+                and (benchmark is None or res["benchmark"] == benchmark) for r in measured_records(res)]
         out += sorted(rows, key=lambda r: (r.benchmark, r.gpu, r.date))
     if kind in (None, "published"):
         rows = [r for r in published() if benchmark is None or r.benchmark == benchmark]
         out += sorted(rows, key=lambda r: (r.benchmark, r.gpu, r.date, r.id))
     if gpu is not None:
-        out = [r for r in out if r.gpu == gpu or r.gpu.startswith(gpu + " MIG")]
+        key = gpu.casefold()
+        out = [r for r in out if r.gpu.casefold() == key or r.gpu.casefold().startswith(key + " mig")]
     return out
 
 
@@ -442,11 +524,9 @@ def table(name: str) -> dict[str, Any]:
 
     The module that reads it turns the rows into its own dataclasses (dicts stop at this boundary).
     """
-    if name not in _TABLE_CACHE:
+    if not isinstance(name, str) or name not in _TABLE_CACHE:
         files = dict(data_files("tables"))
-        if f"{name}.json" not in files:
-            known = ", ".join(n[:-5] for n in files) or "none"
-            raise ValueError(f"no table {name!r} in ampere/data/tables; known: {known}")
+        name = check.one_of("name", name, [n[:-5] for n in files])
         where = f"ampere/data/tables/{name}.json"
         data = _read_json(files[f"{name}.json"], where)
         if not isinstance(data, dict) or data.get("schema") != TABLE_SCHEMA:
@@ -461,6 +541,7 @@ def table(name: str) -> dict[str, Any]:
 
 def provenance(result: dict[str, Any]) -> str:
     """"recorded on NVIDIA H200 (sm90), 2026-12-02, torch 2.13.0" for figure and table captions."""
+    validate(result)
     dev = result["device"]
     cc = dev.get("compute_capability")
     who = dev.get("name", "?") + (f" (sm{cc[0]}{cc[1]})" if cc else "")

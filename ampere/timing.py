@@ -42,18 +42,33 @@ NOISY_REL_IQR = 0.10
 VERY_NOISY_REL_IQR = 0.25
 #: A sample whose SM clock is below this fraction of the maximum clock is marked throttled (nvbench).
 THROTTLE_FRACTION = 0.75
+#: Limits of :func:`benchmark`'s arguments (every loop it runs is bounded by one of them).
+MAX_SAMPLES = 1_000_000
+MAX_CALLS_PER_SAMPLE = 1_000_000
+MAX_WARMUP_S = 600.0
+MAX_TIME_S = 3600.0
+MAX_TARGET_SAMPLE_S = 10.0
+MAX_L2_BYTES = 2 ** 32  # 4 GiB: L2 caches are tens of MiB, and the flush buffer is twice this
+MODES = ("host", "cuda-events")
+#: the minimum of timed work when ``min_time_s`` is not given (or ``max_time_s`` if that is shorter)
+DEFAULT_MIN_TIME_S = 0.1
+MAX_CLOCK_MHZ = 100_000.0
+
+
+def _device(name: str, device: Any) -> Any:
+    """``device`` as given when it is ``"cpu"``, else a ``torch.device`` (:func:`ampere.check.device`)."""
+    return check.device(name, device)
 
 
 def summarize(samples_s: Sequence[float]) -> dict[str, float]:
-    """Median, quartiles, IQR, relative IQR, min, mean and count of a list of durations (seconds)."""
-    x = np.asarray(samples_s, dtype=np.float64)
-    if x.size == 0:
-        raise ValueError("samples_s is empty; at least one sample is required")
-    if not np.all(np.isfinite(x)) or np.any(x < 0):
-        raise ValueError("samples_s must hold finite, non-negative durations in seconds")
+    """Median, quartiles, IQR, relative IQR, min, mean and count of a list of durations (seconds).
+
+    ``rel_iqr`` is IQR / median: 0 when every sample is equal, infinite when the median is 0 but not the
+    spread (durations at the timer's resolution)."""
+    x = np.asarray(check.sequence("samples_s", samples_s, check.nonneg, max_len=MAX_SAMPLES), dtype=np.float64)
     p25, median, p75 = (float(v) for v in np.percentile(x, [25, 50, 75]))
     return {"median_s": median, "p25_s": p25, "p75_s": p75, "iqr_s": p75 - p25,
-            "rel_iqr": (p75 - p25) / median if median > 0 else math.inf,
+            "rel_iqr": (p75 - p25) / median if median > 0 else (0.0 if p75 == p25 else math.inf),
             "min_s": float(x.min()), "mean_s": float(x.mean()), "n": int(x.size)}
 
 
@@ -78,9 +93,20 @@ class Measurement:
     params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.calls_per_sample < 1:
-            raise ValueError(f"calls_per_sample={self.calls_per_sample!r} must be >= 1")
-        self.samples_s = [float(s) for s in self.samples_s]
+        self.label = check.string("label", self.label, allow_empty=True)
+        self.samples_s = check.sequence("samples_s", self.samples_s, check.nonneg, max_len=MAX_SAMPLES)
+        self.calls_per_sample = check.bounded_int("calls_per_sample", self.calls_per_sample, 1, MAX_CALLS_PER_SAMPLE)
+        self.mode = check.one_of("mode", self.mode, MODES)
+        self.l2_flushed = check.boolean("l2_flushed", self.l2_flushed)
+        self.warmup_s = check.nonneg("warmup_s", self.warmup_s, maximum=MAX_WARMUP_S)
+        self.device = check.string("device", self.device)
+        self.sm_clocks_mhz = check.sequence("sm_clocks_mhz", self.sm_clocks_mhz,
+                                            lambda n, v: check.positive(n, v, maximum=MAX_CLOCK_MHZ), min_len=0,
+                                            max_len=MAX_SAMPLES)
+        self.max_sm_clock_mhz = check.optional(check.positive, "max_sm_clock_mhz", self.max_sm_clock_mhz,
+                                               maximum=MAX_CLOCK_MHZ)
+        self.timed_out = check.boolean("timed_out", self.timed_out)
+        self.params = check.mapping("params", self.params)
         self._stats = summarize(self.samples_s)
 
     # statistics -------------------------------------------------------------------------------------
@@ -140,8 +166,8 @@ class Measurement:
 
     def rate(self, amount: float, statistic: str = "median") -> float:
         """``amount`` per second (FLOP/s, bytes/s) from the median time, or from ``statistic="min"``."""
-        if statistic not in ("median", "min"):
-            raise ValueError(f"statistic={statistic!r} is not allowed; allowed: 'median', 'min'")
+        amount = check.nonneg("amount", amount)
+        statistic = check.one_of("statistic", statistic, ("median", "min"))
         t = self.median_s if statistic == "median" else self.min_s
         return amount / t if t > 0 else math.inf
 
@@ -155,6 +181,7 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Measurement":
+        d = check.mapping("d", d)
         names = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -180,11 +207,12 @@ def l2_flusher(device: Any, l2_bytes: int | None = None) -> Callable[[], None]:
     are allocated once, here; each call of the returned function launches two kernels on the current
     stream of ``device``.
     """
+    l2_bytes = check.optional(check.bounded_int, "l2_bytes", l2_bytes, 1, MAX_L2_BYTES, why="4 GiB; an L2 is tens of MiB")
+    device = _device("device", device)
+    if isinstance(device, str) or device.type != "cuda":
+        return lambda: None
     import torch
 
-    device = torch.device(device)
-    if device.type != "cuda":
-        return lambda: None
     if l2_bytes is None:
         l2_bytes = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)) or 64 * 2**20
     size = 2 * int(l2_bytes) + 2**20
@@ -229,7 +257,7 @@ def benchmark(
     device: Any = "cpu",
     warmup_s: float | None = None,
     min_samples: int = 10,
-    min_time_s: float = 0.1,
+    min_time_s: float | None = None,
     max_time_s: float = 10.0,
     max_samples: int = 200,
     calls_per_sample: int | None = None,
@@ -244,33 +272,40 @@ def benchmark(
     device's current stream (under ``torch.cuda.device(device)``), anything else with
     ``time.perf_counter``. ``warmup_s`` defaults to 0.25 s on CUDA and 0.02 s on CPU; pass about 1 s for
     tensor-core matmuls. ``calls_per_sample`` defaults to as many calls as fill ``target_sample_s``
-    (to 1 when flushing). ``flush_l2`` (CUDA only) writes 2 x L2 bytes before *every* timed call, outside
-    the timed region: each call then has its own event pair and a sample is the mean of its cold calls.
-    Chapter: *Architecture of the GA100*, "How we measure".
+    (to 1 when flushing). ``min_time_s`` (default 0.1 s, or ``max_time_s`` if shorter) is the least timed
+    work; a ``min_time_s`` larger than ``max_time_s`` is refused. ``flush_l2`` (CUDA only) writes 2 x L2
+    bytes before *every* timed call, outside the timed region: each call then has its own event pair and
+    a sample is the mean of its cold calls. Chapter: *Architecture of the GA100*, "How we measure".
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {fn!r} ({type(fn).__name__})")
-    min_samples = check.positive_int("min_samples", min_samples)
-    max_samples = check.positive_int("max_samples", max_samples)
+    check.function("fn", fn)
+    label = check.string("label", label, allow_empty=True)
+    min_samples = check.bounded_int("min_samples", min_samples, 1, MAX_SAMPLES, why="samples kept in memory")
+    max_samples = check.bounded_int("max_samples", max_samples, 1, MAX_SAMPLES, why="samples kept in memory")
     if max_samples < min_samples:
-        raise ValueError(f"min_samples={min_samples!r}, max_samples={max_samples!r}: need 1 <= min <= max")
-    max_time_s = check.positive("max_time_s", max_time_s)
-    min_time_s = check.nonneg("min_time_s", min_time_s)
-    target_sample_s = check.positive("target_sample_s", target_sample_s)
-    if calls_per_sample is not None:
-        calls_per_sample = check.positive_int("calls_per_sample", calls_per_sample)
-    if warmup_s is not None:
-        warmup_s = check.nonneg("warmup_s", warmup_s)
+        raise ValueError(f"max_samples={max_samples!r} is below min_samples={min_samples!r}: need "
+                         "1 <= min_samples <= max_samples")
+    max_time_s = check.real("max_time_s", max_time_s, minimum=0.0, strict_min=True, maximum=MAX_TIME_S)
+    if min_time_s is None:
+        min_time_s = min(DEFAULT_MIN_TIME_S, max_time_s)
+    min_time_s = check.nonneg("min_time_s", min_time_s, maximum=MAX_TIME_S)
+    if min_time_s > max_time_s:
+        raise ValueError(f"min_time_s={min_time_s:g} is larger than max_time_s={max_time_s:g}: the run would "
+                         "stop at max_time_s before reaching its minimum; need min_time_s <= max_time_s")
+    target_sample_s = check.real("target_sample_s", target_sample_s, minimum=0.0, strict_min=True,
+                                 maximum=MAX_TARGET_SAMPLE_S)
+    calls_per_sample = check.optional(check.bounded_int, "calls_per_sample", calls_per_sample, 1,
+                                      MAX_CALLS_PER_SAMPLE, why="calls timed together in one sample")
+    warmup_s = check.optional(check.nonneg, "warmup_s", warmup_s, maximum=MAX_WARMUP_S)
     flush_l2 = check.boolean("flush_l2", flush_l2)
-    if l2_bytes is not None:
-        l2_bytes = check.positive_int("l2_bytes", l2_bytes)
+    l2_bytes = check.optional(check.bounded_int, "l2_bytes", l2_bytes, 1, MAX_L2_BYTES, why="4 GiB; an L2 is tens of MiB")
+    params = check.optional(check.mapping, "params", params)
+    device = _device("device", device)
     is_cuda = False
     torch = None
-    if not (isinstance(device, str) and device == "cpu"):
+    if not isinstance(device, str):
         import torch as _torch
 
         torch = _torch
-        device = torch.device(device)
         is_cuda = device.type == "cuda"
         if is_cuda and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())

@@ -46,6 +46,10 @@ class Point:
     source: str = ""          # provenance text: "measured here", "recorded on ..., date, torch", "Bekman 2024, ..."
 
     def __post_init__(self) -> None:
+        check.string("Point.what", self.what, allow_empty=True)
+        check.string("Point.gpu", self.gpu)
+        check.string("Point.unit", self.unit, allow_empty=True)
+        check.string("Point.source", self.source, allow_empty=True)
         check.one_of("Point.kind", self.kind, KINDS)
         for name in ("model", "real"):
             v = getattr(self, name)
@@ -64,6 +68,29 @@ class Point:
         return self.real / self.model
 
 
+def _record(name: str, value: Any) -> Record:
+    if not isinstance(value, Record):
+        raise TypeError(f"{name} must be a results.Record, got {value!r} ({type(value).__name__})")
+    return value
+
+
+def _point(name: str, value: Any) -> Point:
+    if not isinstance(value, Point):
+        raise TypeError(f"{name} must be a views.Point, got {value!r} ({type(value).__name__})")
+    return value
+
+
+#: the most rows a comparison shows: in a table, and in a figure (one row of dots each)
+MAX_TABLE_ROWS = 10_000
+MAX_PLOT_ROWS = 200
+
+
+def _points(points: Any, limit: int = MAX_TABLE_ROWS) -> list[Point]:
+    """A non-empty list of :class:`Point` (never a bare string, a Point alone or an empty list), at most
+    ``limit`` of them."""
+    return check.sequence("points", points, _point, max_len=limit)
+
+
 def _sources() -> dict[str, dict[str, str]]:
     from . import results
 
@@ -80,6 +107,7 @@ def cite_label(key: str) -> str:
     """The author-year label of a bibliography key as the site shows it ("Bekman 2024"), from
     ``ampere/data/tables/sources.json`` (generated from ``book/references.bib``)."""
     global _SOURCES
+    key = check.string("key", key)
     if _SOURCES is None:
         _SOURCES = _sources()
     row = _SOURCES.get(key)
@@ -88,6 +116,7 @@ def cite_label(key: str) -> str:
 
 def source_text(rec: Record) -> str:
     """Provenance of a record for a table cell or a legend, without bibliography keys."""
+    rec = _record("rec", rec)
     if rec.kind == "measured":
         return rec.label()
     return cite_label(rec.source) + (f", {rec.where}" if rec.where else "")
@@ -96,6 +125,13 @@ def source_text(rec: Record) -> str:
 def point(rec: Record, figure: str, what: str, model: float | None, unit: str, *, scale: float = 1.0,
           gpu: str | None = None) -> Point:
     """A :class:`Point` from one figure of a record (multiplied by ``scale`` into ``unit``)."""
+    rec = _record("rec", rec)
+    figure = check.string("figure", figure)
+    model = check.optional(check.finite, "model", model)
+    scale = check.positive("scale", scale)
+    gpu = check.optional(check.string, "gpu", gpu)
+    check.string("what", what, allow_empty=True)
+    check.string("unit", unit, allow_empty=True)
     value = rec.figure(figure)
     if isinstance(value, (list, tuple)):
         raise ValueError(f"figure {figure!r} of {rec.id!r} is a list; pick one value")
@@ -105,6 +141,7 @@ def point(rec: Record, figure: str, what: str, model: float | None, unit: str, *
 
 def best(records: Iterable[Record]) -> list[Record]:
     """Records ordered as the book prefers them: recorded on a real GPU first, then published."""
+    records = check.sequence("records", records, _record, min_len=0)
     return sorted(records, key=lambda r: (r.kind != "measured", r.gpu, r.date))
 
 
@@ -119,6 +156,7 @@ def _fmt(v: float | None, digits: int | None) -> str:
 
 def ratio_text(r: float | None) -> str:
     """"0.87×" (or an empty cell)."""
+    r = check.optional(check.finite, "r", r)
     return "" if r is None else f"{r:.2f}×"
 
 
@@ -128,8 +166,10 @@ def table(points: Sequence[Point], *, model_label: str = "model", real_label: st
     ``digits`` decimals, or four significant digits by default."""
     from .tables import markdown_table
 
-    if not points:
-        raise ValueError("points is empty: a comparison needs at least one row")
+    points = _points(points)
+    model_label = check.string("model_label", model_label)
+    real_label = check.string("real_label", real_label)
+    digits = check.optional(check.bounded_int, "digits", digits, 0, 12, why="decimals shown")
     unit = {p.unit for p in points}
     u = f" ({unit.pop()})" if len(unit) == 1 else ""
     rows = [{"GPU": p.gpu, "quantity": p.what + ("" if u else f" ({p.unit})"),
@@ -151,8 +191,10 @@ def plot(ax: Any, points: Sequence[Point], *, model_label: str = "model", log: b
     values span more than a decade."""
     from . import plots
 
-    if not points:
-        raise ValueError("points is empty: nothing to plot")
+    ax = plots.axes("ax", ax, "plot")
+    points = _points(points, MAX_PLOT_ROWS)
+    model_label = check.string("model_label", model_label)
+    log = check.optional(check.boolean, "log", log)
     ys = list(range(len(points)))[::-1]
     seen: set[str] = set()
     for y, p in zip(ys, points):
@@ -188,9 +230,13 @@ def show(points: Sequence[Point], *, title: str, model_label: str = "model", rea
     from . import plots
     from .tables import show_md
 
-    points = list(points)
-    if not points:
-        raise ValueError("points is empty: a comparison needs at least one row")
+    points = _points(points, MAX_PLOT_ROWS)
+    check.string("title", title, allow_empty=True)
+    check.string("model_label", model_label)
+    check.string("real_label", real_label)
+    check.optional(check.bounded_int, "digits", digits, 0, 12, why="decimals shown")
+    check.optional(check.boolean, "log", log)
+    check.one_of("size", size, plots.SIZES)
     import matplotlib.pyplot as plt
 
     fig, ax = plots.figure(size)

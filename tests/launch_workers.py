@@ -61,3 +61,45 @@ def die_at_the_timeout_while_rank_one_hangs(ctx, folder, timeout_s):
         time.sleep(600)
     time.sleep(timeout_s)
     os._exit(6)
+
+
+def crash_rank_one(ctx, folder, code):
+    """Rank 1 ends its process at once (no Python error, no result); rank 0 waits for it in a barrier."""
+    import os
+
+    import signal
+
+    _note_pid(folder)
+    if ctx.rank == 1:
+        if code < 0:
+            os.kill(os.getpid(), signal.Signals(-code))
+        os._exit(code)
+    dist.barrier()
+    return ctx.rank
+
+
+def stop_rank_one(ctx, folder):
+    """Rank 1 stops itself (SIGSTOP: alive, but never scheduled again); rank 0 waits for it in a barrier."""
+    import os
+    import signal
+
+    _note_pid(folder)
+    if ctx.rank == 1:
+        os.kill(os.getpid(), signal.SIGSTOP)
+    dist.barrier()
+    return ctx.rank
+
+
+def sleep_in_a_barrier(ctx, folder):
+    """Both ranks note their pid, then rank 1 sleeps while rank 0 waits in a barrier: a long-running lab."""
+    import time
+
+    _note_pid(folder)
+    if ctx.rank == 1:
+        time.sleep(600)
+    dist.barrier()
+    return ctx.rank
+
+
+def return_an_unpicklable_result(ctx):
+    return lambda: ctx.rank

@@ -41,9 +41,10 @@ def test_tf32_switch_sets_and_restores():
         with device.tf32_enabled(True):
             raise RuntimeError("boom")
     assert device.tf32_state() == before
-    with pytest.raises(ValueError):
-        with device.tf32_enabled("yes"):
-            pass
+    with pytest.raises(TypeError, match="enabled"):
+        device.tf32_enabled("yes")  # refused when called, before the with block
+    with pytest.raises(TypeError, match="conv"):
+        device.tf32_enabled(True, conv=1)
 
 
 def test_nvml_failures_become_notes(monkeypatch):

