@@ -9,6 +9,8 @@ the whole chapter: every public name of the files below is re-exported here (``m
 * ``geometry.py`` — pure: placements and layouts (:func:`validate`, :func:`enumerate_layouts`,
   :func:`place`, :func:`usage`, slice maps and rows); re-exports ``profile_tables``, and is the old path
   ``ampere.mig_geometry``;
+* ``compute_instances.py`` — pure: the compute-instance profiles a GPU instance admits
+  (:func:`compute_instance_profiles`);
 * ``tenants.py`` — pure: the isolation model's inputs (:class:`Workload`, :class:`SimConfig`,
   :func:`default_tenants`, :func:`service_time`);
 * ``sim.py`` — pure (NumPy): the isolation event simulator (:func:`simulate`, :func:`isolation_study`);
@@ -28,6 +30,7 @@ Importing the package imports neither torch nor matplotlib.
 
 from __future__ import annotations
 
+from .compute_instances import CI_SLICES, ComputeProfile, compute_instance_profiles
 from .costs import ServingOption, serving_costs
 from .figures import plot_isolation, plot_layout, plot_layout_census, plot_layouts
 from .geometry import (COMPUTE_SLICES, MEMORY_SLICES, DocConflict, InstancePeaks, LayoutRow, LayoutUsage, MigTable,
@@ -40,8 +43,9 @@ from .nvml import (DriverComparison, DriverProfile, MigGpu, MigInstance, MigRepo
                    nvml_mig_report)
 from .sim import (MODES, SCENARIOS, IsolationRow, SimConfig, SimResult, TenantStats, VictimSummary, Workload,
                   default_tenants, isolation_study, service_time, simulate)
-from .views import (instance_points, media_owners, profile_rows, show_doc_conflicts, show_instance, show_isolation,
-                    show_layouts, show_nvml, show_prices, show_profiles, show_serving, show_validation)
+from .views import (compute_instance_rows, instance_points, media_owners, profile_rows, show_compute_instances,
+                    show_doc_conflicts, show_instance, show_isolation, show_layouts, show_nvml, show_prices,
+                    show_profiles, show_serving, show_validation)
 
 __all__ = [
     # geometry (ampere.mig.geometry, ampere.mig.profile_tables)
@@ -49,6 +53,8 @@ __all__ = [
     "profile", "placement", "validate", "enumerate_layouts", "place", "addable", "LayoutUsage", "usage",
     "format_layout", "layout_maps", "LayoutRow", "layout_rows", "DocConflict", "doc_conflicts", "InstancePeaks",
     "instance_peaks", "profile_from_device_name", "smallest_profile",
+    # compute instances (ampere.mig.compute_instances)
+    "CI_SLICES", "ComputeProfile", "compute_instance_profiles",
     # isolation model (ampere.mig.sim, ampere.mig.tenants)
     "Workload", "SimConfig", "TenantStats", "VictimSummary", "SimResult", "IsolationRow", "MODES", "SCENARIOS",
     "default_tenants", "simulate", "isolation_study", "service_time",
@@ -63,5 +69,6 @@ __all__ = [
     "ServingOption", "serving_costs",
     # views (ampere.mig.views)
     "profile_rows", "show_profiles", "show_doc_conflicts", "show_layouts", "show_validation", "show_isolation",
-    "show_instance", "show_nvml", "show_prices", "show_serving", "media_owners",
+    "show_instance", "show_nvml", "show_prices", "show_serving", "media_owners", "compute_instance_rows",
+    "show_compute_instances",
 ]

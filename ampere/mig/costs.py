@@ -101,8 +101,8 @@ def serving_costs(demand_per_s: float = 100.0, models: int = 7, max_utilization:
     for gpu, qs in sorted(eights.items()):
         one = smallest_profile(gpu).name
         lo, hi = min(q.per_gpu[0] for q in qs), max(q.per_gpu[1] for q in qs)
-        mem = round(specs.get(gpu).memory_bytes / 1e9)
-        rows.append(option(f"1/8 of an 8 x A100 {mem}GB instance, {models} x {one} (MIG)", "1 GPU of 8", gpu, 1,
+        size = specs.get(gpu).name.rsplit("-", 1)[-1]  # the product's own name: "40GB", "80GB"
+        rows.append(option(f"1/8 of an 8 x A100 {size} instance, {models} x {one} (MIG)", "1 GPU of 8", gpu, 1,
                            (lo, hi), [q.source for q in qs], qs[0].as_of, one))
     for gpu in ("RTX-A6000", "RTX-A2000-12GB"):
         q = single.get(gpu)

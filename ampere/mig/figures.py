@@ -39,7 +39,7 @@ def plot_layout(gpu: str | specs.GPUSpec, layout: Iterable[Any], ax: Any = None,
     placed = [placement(spec, n, s) for n, s in u.layout]
     if ax is None:
         _, ax = plots.figure("full")
-    mem_gb = spec.memory_bytes / MEMORY_SLICES / 1e9
+    mem_gib = spec.memory_bytes / MEMORY_SLICES / 2**30  # nominal: 1/8 of the physical capacity
     rows = (("memory", 1.25, MEMORY_SLICES, u.memory_owner, u.stranded_memory),
             ("compute", 0.0, COMPUTE_SLICES, u.compute_owner, u.stranded_compute))
     for label, y, n, owner, stranded in rows:
@@ -53,7 +53,7 @@ def plot_layout(gpu: str | specs.GPUSpec, layout: Iterable[Any], ax: Any = None,
             else:
                 face, hatch, edge = "white", None, "#999999"
             ax.add_patch(Rectangle((i * w, y), w, 1.0, facecolor=face, edgecolor=edge, hatch=hatch, lw=1.2))
-            sub = f"{mem_gb:.0f} GB" if label == "memory" else (
+            sub = f"{mem_gib:.3g} GiB" if label == "memory" else (
                 f"{t.sms_per_compute_slice} SMs" if t.sms_per_compute_slice else "GPC")
             ax.text(i * w + w / 2, y + 0.18, sub, ha="center", va="center", fontsize=8, color="#333333")
         ax.text(-0.15, y + 0.5, f"{label}\nslices", ha="right", va="center", fontsize=9)

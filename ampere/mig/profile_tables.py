@@ -65,6 +65,7 @@ class Profile:
     source: str = ""  # bib key of the row
     sm_count_source: str | None = None  # bib key of the SM count, when it has its own source
     where: str = ""  # table/page of the source
+    lgip_memory_gib: float | None = None  # "Memory GiB" of the guide's nvidia-smi mig -lgip example, where printed
 
     @property
     def media_extensions(self) -> bool:
@@ -110,7 +111,8 @@ class Profile:
                    sm_count=row.get("sm_count"), copy_engines=row.get("copy_engines"), nvdec=row.get("nvdec"),
                    jpeg=row.get("jpeg"), ofa=row.get("ofa"), doc_memory_fraction=row.get("doc_memory_fraction"),
                    doc_l2_fraction=row.get("doc_l2_fraction"), source=row.get("source", ""),
-                   sm_count_source=row.get("sm_count_source"), where=row.get("where", ""))
+                   sm_count_source=row.get("sm_count_source"), where=row.get("where", ""),
+                   lgip_memory_gib=row.get("lgip_memory_gib"))
 
 
 @dataclass(frozen=True)

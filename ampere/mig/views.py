@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 
 from .. import check, pricing, results, specs, views
 from .costs import ServingOption
+from .compute_instances import compute_instance_profiles
 from .geometry import (MEMORY_SLICES, Profile, doc_conflicts, format_layout, instance_peaks, layout_rows,
                        layouts_arg, mig_gpus, profiles, table, validate)
 from .measure import measure_instance
@@ -21,7 +22,7 @@ from .sim import IsolationRow
 
 __all__ = ["profile_rows", "show_profiles", "show_doc_conflicts", "show_layouts", "show_validation",
            "show_isolation", "instance_points", "show_instance", "show_nvml", "show_prices", "show_serving",
-           "media_owners"]
+           "media_owners", "compute_instance_rows", "show_compute_instances"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -45,8 +46,9 @@ def _source_line(keys: Iterable[str], what: str) -> str:
 
 
 def profile_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
-    """The profile table of ``gpu`` as rows for a Markdown table: slices, SMs, the nominal shares of
-    capacity, bandwidth and L2, the maximum count, the placement rule and the media engines.
+    """The profile table of ``gpu`` as rows for a Markdown table: memory slices, SMs, the nominal shares of
+    capacity (GiB of the physical capacity) and bandwidth, the maximum count, the placement rule and the
+    media engines (the compute slices are the ``g`` of the name; the L2 share equals the memory share).
 
     Chapter: *Multi-Instance GPU*, "Slices".
     """
@@ -54,11 +56,10 @@ def profile_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
     rows = []
     for p in table(spec).profiles:
         f = float(p.memory_fraction)
-        rows.append({"profile": f"`{p.name}`", "ID": p.profile_id, "g": p.compute_slices,
-                     "memory slices": f"{p.memory_slices}/{MEMORY_SLICES}", "SMs": p.sm_count,
-                     "GB": spec.memory_bytes * f / 1e9, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
-                     "L2 MiB": spec.l2_bytes * f / 2**20, "max": p.max_count, "placements": f"`{_starts_text(p)}`",
-                     "media": p.media})  # NVDEC/JPEG/OFA
+        # the compute slices are the "g" of the name, and the L2 follows the memory slices: no column for either
+        rows.append({"profile": f"`{p.name}`", "ID": p.profile_id, "mem. slices": f"{p.memory_slices}/{MEMORY_SLICES}",
+                     "SMs": p.sm_count, "GiB": spec.memory_bytes * f / 2**30, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
+                     "max": p.max_count, "placements": f"`{_starts_text(p)}`", "media": p.media})  # NVDEC/JPEG/OFA
     return rows
 
 
@@ -68,8 +69,7 @@ def show_profiles(gpu: str | specs.GPUSpec) -> None:
 
     spec = specs.get(gpu)
     t = table(spec)
-    text = markdown_table(profile_rows(spec), formats={"GB": ".3g", "GB/s": ".0f",
-                                                      "L2 MiB": ".1f"})
+    text = markdown_table(profile_rows(spec), formats={"GiB": ".3g", "GB/s": ".0f"})
     keys = [t.profiles[0].source] + [p.sm_count_source for p in t.profiles if p.sm_count_source]
     _show_md(f"**{spec.name}**\n\n{text}\n\n" + _source_line(keys, "Profiles, placements and SM counts"))
 
@@ -116,19 +116,67 @@ def show_validation(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]]) 
     _show_md(markdown_table(rows))
 
 
+def _profile_counts(layout: str) -> str:
+    """``"1g.5gb@0 + 1g.5gb@1 + 2g.10gb@2"`` -> ``"2 x 1g.5gb, 2g.10gb"`` (instances in slot order)."""
+    names = [part.split("@")[0] for part in layout.split(" + ")]
+    runs: list[list[Any]] = []
+    for n in names:
+        if runs and runs[-1][0] == n:
+            runs[-1][1] += 1
+        else:
+            runs.append([n, 1])
+    return ", ".join(n if k == 1 else f"{k} x {n}" for n, k in runs)
+
+
+def _layout_table_rows(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]],
+                      profiles: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every layout as a narrow table row: its instances in slot order (the letters A, B, ... of the maps
+    follow that order), the memory map (8 slices) and compute map (7), SMs in use, stranded slices.
+    Chapter: *Multi-Instance GPU*, "Every way to cut an A100"."""
+    return [{"#": r.n, "instances, in slot order": _profile_counts(r.layout), "memory": f"`{r.memory}`",
+             "compute": f"`{r.compute}`", "SMs": r.sms, "stranded": f"{r.stranded_memory} / {r.stranded_compute}"}
+            for r in layout_rows(gpu, layouts, profiles)]
+
+
 def show_layouts(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]], profiles: Sequence[str] | None = None,
                  title: str | None = None) -> None:
-    """Every layout as a row (instance letters on the 8 memory and 7 compute slices, ``.`` = stranded),
-    inside a collapsed dropdown. Chapter: *Multi-Instance GPU*, "Every way to cut an A100"."""
+    """Every layout as a row ( instances, letters on the 8 memory and 7 compute
+    slices, ``.`` = stranded), inside a collapsed dropdown. Chapter: *Multi-Instance GPU*, "Every way to cut an
+    A100"."""
     from ..tables import markdown_table
 
-    rows = [{"#": r.n, "layout": f"`{r.layout}`", "instances": r.instances, "memory (8)": f"`{r.memory}`",
-             "compute (7)": f"`{r.compute}`", "SMs": r.sms, "stranded memory / compute": f"{r.stranded_memory} / "
-             f"{r.stranded_compute}"} for r in layout_rows(gpu, layouts, profiles)]
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a string or None; got {title!r}")
+    rows = _layout_table_rows(gpu, layouts, profiles)
     title = title or f"The {len(rows)} maximal layouts of the {specs.get(gpu).name}"
     _show_md(f"````{{dropdown}} {title}\n{markdown_table(rows)}\n````")
+
+
+def compute_instance_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
+    """For every GPU-instance profile of ``gpu``: the compute-instance profiles it admits (most at once),
+    their SMs, and the memory all of them share. Chapter: *Multi-Instance GPU*, "GPU instances and compute
+    instances"."""
+    spec = specs.get(gpu)
+    rows = []
+    for gi in table(spec).profiles:
+        cis = compute_instance_profiles(spec, gi.name)
+        rows.append({"GPU instance": f"`{gi.name}`",
+                     "CI profiles (most at once)": ", ".join(
+                         f"{'whole' if c.whole_gpu_instance else f'{c.compute_slices}c'} x {c.max_count}"
+                         for c in cis),
+                     "SMs each": "/".join("?" if c.sms is None else str(c.sms) for c in cis),
+                     "shared GiB": cis[0].memory_shared_gib})
+    return rows
+
+
+def show_compute_instances(gpu: str | specs.GPUSpec) -> None:
+    """:func:`compute_instance_rows` as a Markdown table with its source. Chapter: *Multi-Instance GPU*,
+    "GPU instances and compute instances"."""
+    from ..tables import markdown_table
+
+    text = markdown_table(compute_instance_rows(gpu), formats={"shared GiB": ".3g"})
+    _show_md(f"**{specs.get(gpu).name}**\n\n{text}\n\n" + _source_line(
+        ["nvidiamig"], "Rule written from the examples of Concepts, Getting Started (-lcip) and MIG Device Names in"))
 
 
 def show_isolation(rows: Sequence[IsolationRow]) -> None:
@@ -209,9 +257,10 @@ def show_nvml(info: Any = None, nvml: Any = None) -> None:
     """What the driver says about MIG on this machine, beside the book's table.
 
     With MIG enabled, the driver's own profile table is compared with the book's, profile by profile.
-    Otherwise the table shows what ``nvidia-smi mig -lgipp`` and ``-lgip`` print on an A100 40GB according
-    to NVIDIA's MIG User Guide, the reference a reader's own driver can be compared with; the NVML report
-    of the machine that ran the page is in a collapsed note. Never raises for the machine's state.
+    Otherwise the table shows the ``nvidia-smi mig -lgip`` and ``-lgipp`` examples NVIDIA's MIG User Guide
+    prints for an A100-SXM4-40GB (headed as the guide's output, not as this machine's), the reference a
+    reader's own driver can be compared with; the NVML report of the machine that ran the page is in a
+    collapsed note. Never raises for the machine's state.
     Chapter: *Multi-Instance GPU*, "On a real GPU".
     """
     import html
@@ -235,9 +284,11 @@ def show_nvml(info: Any = None, nvml: Any = None) -> None:
         a100 = table("A100-SXM4-40GB")
         text = markdown_table([{"profile ID": p.profile_id, "profile": f"`{p.name}`",
                                 "placements (-lgipp)": f"`{_starts_text(p)}`", "SMs (-lgip)": p.sm_count,
-                                "instances available": p.max_count} for p in a100.profiles])
-        _show_md("**What the driver reports on an A100 40GB** (`nvidia-smi mig -lgipp` and `-lgip`)\n\n" + text +
-                 "\n\n" + _source_line(["nvidiamig"], "As printed in"))
+                                "GiB (-lgip)": "" if p.lgip_memory_gib is None else f"{p.lgip_memory_gib:.2f}",
+                                "instances (-lgip)": p.max_count} for p in a100.profiles])
+        _show_md("**NVIDIA's MIG User Guide: its `nvidia-smi mig -lgip` and `-lgipp` examples on an A100-SXM4-40GB"
+                 "** (the guide's printed output, not this machine's)\n\n" + text + "\n\n" +
+                 _source_line(["nvidiamig"], "Getting Started with MIG, List GPU Instance Profiles, in"))
     tables.show_html('<details class="ampere-device"><summary>What NVML reported on the machine behind this page'
                    f"</summary><pre>{html.escape(report.summary())}</pre></details>")
 
@@ -268,11 +319,10 @@ def show_serving(options: Sequence[ServingOption]) -> None:
     options = list(options)
     if not options or not all(isinstance(o, ServingOption) for o in options):
         raise ValueError("options must be a non-empty list of ServingOption (from serving_costs)")
-    # headers that can wrap between words: the table must fit the page column (9 columns)
-    rows = [{"option": o.label, "USD/h": _range(*o.usd_per_h), "USD per model-hour": _range(*o.per_model_usd_per_h),
-             "SMs per model": o.per_model_sms, "GB/s per model": o.per_model_hbm_bytes_per_s / 1e9,
-             "ms per request": o.service_ms, "requests/s per model": o.capacity_per_s,
-             "USD per million requests": _range(*o.usd_per_million), "meets demand": o.feasible}
+    # short headers (the chapter's text spells them out): the table must fit a printed page
+    rows = [{"option": o.label, "USD/h": _range(*o.usd_per_h), "USD/model-h": _range(*o.per_model_usd_per_h),
+             "SMs/model": o.per_model_sms, "GB/s/model": o.per_model_hbm_bytes_per_s / 1e9,
+             "ms/request": o.service_ms, "req/s/model": o.capacity_per_s,
+             "USD/M req": _range(*o.usd_per_million), "enough": o.feasible}
             for o in options]
-    _show_md(markdown_table(rows, formats={"GB/s per model": ".0f", "ms per request": ".2f",
-                                           "requests/s per model": ".0f"}))
+    _show_md(markdown_table(rows, formats={"GB/s/model": ".0f", "ms/request": ".2f", "req/s/model": ".0f"}))

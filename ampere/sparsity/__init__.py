@@ -12,6 +12,8 @@ The map of the package (one concern per file):
   speedup model of one Linear layer, the unstructured break-even
 * ``asp``           accuracy: the ASP recipe on scikit-learn's digits, its runs, summary and conclusions
 * ``claims``        the published accuracy and speedup tables, and the claims-checked table
+* ``llm``           2:4 on large language models: published perplexities and speedups of one-shot pruning,
+  a roofline of one decoder layer (GEMMs, attention, the rest) and Amdahl's law for prefill and decode
 * ``backends``      which 2:4 backend (cuSPARSELt, CUTLASS) works on this GPU: ``probe_backend``
 * ``measure``       what is timed: dense vs sparse on this CPU, and the Linear-layer sweep on a GPU
 * ``sweep_results`` reading a ``sparsity`` result: ``sweep_table``, its summary, ``verdict``
@@ -34,14 +36,17 @@ from .bench import CPU_SHAPES, bench_main, short_run
 from .claims import AccuracyResult, claims_rows, published_accuracy, published_speedup, published_speedups
 from .compressed import (HARDWARE_FORMATS, compress_2to4, cutlass_metadata_layout, decompress_2to4,
                          hardware_storage_ratio, matmul_2to4, metadata_nibbles, metadata_overhead, storage_ratio)
-from .figures import draw_block, plot_asp, plot_speedup_model, plot_sweep
+from .figures import draw_block, plot_asp, plot_llm_speedup, plot_speedup_model, plot_sweep
+from .llm import (BERT_BASE, PATTERNS, PHASES, LayerTime, LLMSpeedup, PerplexityResult, amdahl, decoder_layer_time,
+                  gemm_speedup_needed, layer_speedup, perplexity_rows, published_llm_speedups,
+                  published_perplexities, speedup_rows, bert_check_rows)
 from .format_checks import (block_rows, compressed_product_checks, cutlass_agreement_rows, metadata_rows,
                             round_trip_rows, tf32_layout_rows, torch_cutlass_reference)
 from .measure import QUICK_SHAPES, SWEEP_SHAPES, linear_sweep, measure_cpu_unstructured
 from .pattern import (is_1to2, is_2to4, is_nm, mask_2to4, mask_nm, prune_1to2, prune_2to4, prune_nm,
                       random_mask_2to4, unstructured_mask)
-from .roofline import (LinearShape, matmul_time_model, peak_rows, speedup_curves, speedup_model,
-                       unstructured_break_even)
+from .roofline import (CSR_MATH, LinearShape, break_even_rows, csr_precision, matmul_time_model, peak_rows,
+                       speedup_curves, speedup_model, unstructured_break_even)
 from .sweep_results import sweep_table, verdict
 from .views import (accuracy_rows, asp_table, peak_table, show_sparsity, speedup_points, time_model_rows)
 
@@ -53,10 +58,14 @@ __all__ = [
     "cutlass_metadata_layout", "torch_cutlass_reference", "draw_block",
     # why the hardware likes it
     "peak_rows", "LinearShape", "matmul_time_model", "speedup_model", "unstructured_break_even",
-    "speedup_curves", "plot_speedup_model", "measure_cpu_unstructured",
+    "CSR_MATH", "csr_precision", "break_even_rows", "speedup_curves", "plot_speedup_model", "measure_cpu_unstructured",
     # accuracy
     "ASPConfig", "asp_experiment", "asp_runs", "asp_summary", "asp_conclusions", "plot_asp",
     "AccuracyResult", "published_accuracy", "published_speedups", "published_speedup", "ALLOWED_DTYPES",
+    # large language models
+    "PATTERNS", "PHASES", "PerplexityResult", "published_perplexities", "perplexity_rows", "LLMSpeedup",
+    "published_llm_speedups", "amdahl", "gemm_speedup_needed", "LayerTime", "decoder_layer_time",
+    "layer_speedup", "speedup_rows", "plot_llm_speedup", "BERT_BASE", "bert_check_rows",
     # the GPU
     "BackendCheck", "probe_backend", "BACKEND_ORDER", "SWEEP_SHAPES", "QUICK_SHAPES", "CPU_SHAPES", "linear_sweep", "sweep_table",
     "bench_main", "short_run", "plot_sweep", "verdict",

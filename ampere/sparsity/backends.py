@@ -1,6 +1,6 @@
 """Which 2:4 backend works on this GPU: PyTorch's cuSPARSELt and CUTLASS semi-structured kernels, tried.
 
-Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Measured on this GPU".
+Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Real 2:4 speedups".
 
 :func:`probe_backend` tries each backend ``info.sparse_2to4_backends`` allows (in :data:`BACKEND_ORDER`) with
 a tiny conversion and product checked against dense, and says why in a :class:`BackendCheck`. The helpers
@@ -24,7 +24,7 @@ from .. import check
 class BackendCheck:
     """What :func:`probe_backend` found: a working backend (or none) and why.
 
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
 
     works: bool
@@ -117,7 +117,7 @@ def probe_backend(info: Any = None, dtype: str = "float16") -> BackendCheck:
     torch build has it. They are tried in :data:`BACKEND_ORDER`; a backend "works" only when
     ``to_sparse_semi_structured`` converts, ``F.linear`` runs, and the result matches the dense product of
     the same masked weight, because a capability is not a guarantee: some torch/Hopper combinations fail
-    [pytorch2024hopper]. Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    [pytorch2024hopper]. Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     from .. import device as _device
 

@@ -1,6 +1,6 @@
 """The benchmark ``python -m ampere bench sparsity`` (:func:`bench_main`) and the report's short mode.
 
-Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Measured on this GPU". :func:`_run` picks the
+Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Real 2:4 speedups". :func:`_run` picks the
 shapes (:data:`CPU_SHAPES` for the CPU code path), probes the backends, runs :func:`.measure.linear_sweep` and
 assembles the result; :func:`short_run` is what ``python -m ampere report`` calls.
 
@@ -63,7 +63,7 @@ def short_run(info: Any = None) -> dict[str, Any]:
     Always returns a valid ``sparsity`` result (no records and a note when nothing can be measured).
     About 10-20 s on an A100/H100.
 
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     return _run(True, info=info)
 

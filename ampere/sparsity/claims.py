@@ -1,6 +1,6 @@
 """The published 2:4 results the chapter reads (accuracy, speedups) and its claims-checked table.
 
-Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Accuracy", "Measured on this GPU" and "Claims
+Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Accuracy", "Real 2:4 speedups" and "Claims
 checked".
 
 :func:`published_accuracy` reads ``ampere/data/tables/asp-accuracy.json``, :func:`published_speedups`
@@ -60,7 +60,7 @@ def published_speedups(gpu: str | None = None) -> list[Any]:
     """Published 2:4 sparse against dense timings (``ampere/data/published/sparsity.json``) as ``Record`` rows.
 
     Each has a dense and a sparse time (``dense_ms``/``sparse_ms`` or ``dense_us``/``sparse_us``); read the
-    speedup with :func:`published_speedup`. Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    speedup with :func:`published_speedup`. Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     from .. import results
 

@@ -1,8 +1,8 @@
 """The chapter's figures: a compressed block, the model's speedups, the ASP accuracies, a measured sweep.
 
 Chapter: *2:4 structured sparsity* (book/sparsity.ipynb): "The compressed format" (:func:`draw_block`), "Why
-the hardware likes it" (:func:`plot_speedup_model`), "Accuracy" (:func:`plot_asp`), "Measured on this GPU"
-(:func:`plot_sweep`).
+the hardware likes it" (:func:`plot_speedup_model`), "Accuracy" (:func:`plot_asp`), "2:4 on large language
+models" (:func:`plot_llm_speedup`), "Real 2:4 speedups" (:func:`plot_sweep`).
 
 HEAVY: matplotlib is imported only inside the functions that draw (directly or through ``ampere.plots``).
 """
@@ -14,7 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .compressed import metadata_nibbles
-from .roofline import LinearShape, speedup_curves, speedup_model, unstructured_break_even
+from .llm import layer_speedup, published_llm_speedups
+from .roofline import LinearShape, csr_precision, speedup_curves, speedup_model, unstructured_break_even
 from .sweep_results import sweep_table
 
 
@@ -90,17 +91,22 @@ def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precisi
     ax0.set_title(f"{gpu}, {precision}")
     big = LinearShape(16384, in_features, out_features)
     s = np.linspace(0.0, 0.99, 100)
-    for strategy, style, label in (("csr", ":", "unstructured, CSR on CUDA cores"),
-                                   ("bitmap", "-.", "unstructured, bitmap + dense math"),
-                                   (None, "--", "unstructured, best of the two")):
-        ys = [speedup_model(gpu, big, precision, "unstructured", sparsity=float(x), strategy=strategy) for x in s]
-        ax1.plot(100 * s, ys, color="#888888", **{**plots.PROVENANCE["model"], "linestyle": style}, label=label)
+    native = csr_precision(precision)
+    for strategy, math, style, label in (("csr", "fp32", (0, (1, 3)), "unstructured, CSR, FP32 math"),
+                                         ("csr", "native", ":", f"unstructured, CSR, {native} math"),
+                                         ("bitmap", "native", "-.", "unstructured, bitmap + dense math"),
+                                         (None, "native", "--", "unstructured, best of CSR and bitmap")):
+        ys = [speedup_model(gpu, big, precision, "unstructured", sparsity=float(x), strategy=strategy, csr_math=math)
+              for x in s]
+        ax1.plot(100 * s, ys, color="#bbbbbb" if math == "fp32" else "#888888",
+                 **{**plots.PROVENANCE["model"], "linestyle": style}, label=label)
     ax1.plot([50], [speedup_model(gpu, big, precision, "2:4")], color=color, marker="*", markersize=12,
              linestyle="none", label="2:4 at 50 %")
     ax1.axhline(1.0, color="black", lw=0.8)
     be = 100 * unstructured_break_even(gpu, precision)
     ax1.axvline(be, color="#888888", lw=0.8, linestyle=":")
-    ax1.annotate(f"break-even {be:.1f} %", xy=(be, 0.08), xytext=(be - 3, 0.08), ha="right", fontsize=8)
+    ax1.annotate(f"break-even {be:.1f} %\n({native} CSR)", xy=(be, 0.08), xytext=(be - 3, 0.08), ha="right",
+                 fontsize=8)
     ax1.set_yscale("log")
     ticks = [0.0625, 0.125, 0.25, 0.5, 1, 2, 4, 8]
     ax1.set_yticks(ticks, [f"{t:g}" for t in ticks])
@@ -110,6 +116,47 @@ def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precisi
     ax1.set_ylabel("speedup over dense (model)")
     ax1.legend(loc="upper left")
     ax1.set_title(f"compute-bound layer ({big.tokens} tokens)")
+
+
+def plot_llm_speedup(axes: Sequence[Any], model: str = "llama2-7b", gpu: str = "A100-SXM4-80GB",
+                     kernel_speedup: float = 1.6) -> None:
+    """Layer speedup of 2:4 over dense for one decoder layer (:func:`~.llm.layer_speedup`). Left: decoding,
+    against the batch size, for three K/V-cache lengths. Right: prefill of one sequence, against the prompt
+    length, with the GEMMs at the 2:4 roofline and only ``kernel_speedup`` times faster, beside the published
+    end-to-end speedup. Chapter: *2:4 structured sparsity*, "2:4 on large language models".
+    """
+    from .. import plots, views
+
+    ax0, ax1 = axes
+    color = plots.gpu_color(gpu)
+    batches = [2**i for i in range(0, 9)]
+    for context, style in ((512, ":"), (2048, "--"), (8192, "-")):
+        ys = [layer_speedup(model, gpu, "decode", b, context)["speedup"] for b in batches]
+        ax0.plot(batches, ys, color=color, **{**plots.PROVENANCE["model"], "linestyle": style},
+                 label=f"context {context} tokens")
+    ax0.axhline(1.0, color="black", lw=0.8)
+    ax0.set_xscale("log", base=2)
+    ax0.set_xlabel("decode batch (sequences, one new token each)")
+    ax0.set_ylabel("layer speedup, 2:4 over dense (model)")
+    ax0.set_ylim(0.9, 2.1)
+    ax0.legend(loc="upper right")
+    ax0.set_title(f"decode, {model}, {gpu}")
+    prompts = [2**i for i in range(7, 14)]
+    roof = [layer_speedup(model, gpu, "prefill", 1, n)["speedup"] for n in prompts]
+    kern = [layer_speedup(model, gpu, "prefill", 1, n, gemm_speedup=kernel_speedup)["speedup"] for n in prompts]
+    ax1.plot(prompts, roof, color=color, label="GEMMs at the 2:4 roofline (2x)", **plots.PROVENANCE["model"])
+    ax1.plot(prompts, kern, color=color, label=f"GEMMs {kernel_speedup:g}x faster",
+             **{**plots.PROVENANCE["model"], "linestyle": "--"})
+    e2e = next(r for r in published_llm_speedups() if r.dense_ms is not None)
+    ax1.axhline(e2e.speedup, color="#888888", lw=1.0, linestyle=":",
+                label=f"published end to end, {e2e.model} ({views.cite_label(e2e.source)})")
+    ax1.axhline(1.0, color="black", lw=0.8)
+    ax1.set_xscale("log", base=2)
+    ax1.set_xlabel("prompt length (tokens, one sequence)")
+    ax1.set_ylabel("layer speedup, 2:4 over dense (model)")
+    ax1.set_ylim(0.9, 2.1)
+    ax1.legend(loc="lower right")
+    ax1.set_title(f"prefill, {model}, {gpu}")
 
 
 def plot_asp(ax: Any, summary: dict[str, Any]) -> None:
@@ -138,7 +185,7 @@ def plot_asp(ax: Any, summary: dict[str, Any]) -> None:
 def plot_sweep(ax: Any, result: dict[str, Any]) -> None:
     """Measured 2:4 speedup per shape (bars per dtype and backend), with the roofline bound as ticks.
 
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     from .. import plots
 

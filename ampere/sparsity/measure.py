@@ -1,7 +1,7 @@
 """What is timed: dense against sparse products on this CPU, and the Linear-layer sweep on a GPU.
 
 Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Why the hardware likes it"
-(:func:`measure_cpu_unstructured`) and "Measured on this GPU" (:func:`linear_sweep` over :data:`SWEEP_SHAPES`,
+(:func:`measure_cpu_unstructured`) and "Real 2:4 speedups" (:func:`linear_sweep` over :data:`SWEEP_SHAPES`,
 with unstructured 50 % CSR once).
 
 HEAVY: torch and scipy are imported only inside the functions that measure.
@@ -109,7 +109,7 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
     so. A backend that fails on one shape (an unsupported size, a kernel missing for this GPU) is skipped
     for that shape and the error kept in the notes. With ``alg_search`` the cuSPARSELt algorithm found by
     ``torch._cslt_sparse_mm_search`` is used only if it converts and runs. Returns (records, notes).
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     import torch
 

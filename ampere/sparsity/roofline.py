@@ -20,6 +20,38 @@ from .compressed import hardware_storage_ratio
 
 _BYTES = {"fp16": 2, "bf16": 2, "int8": 1, "tf32": 4}
 
+#: How a CSR kernel does its arithmetic on the CUDA cores (it cannot use the tensor cores):
+#: ``"native"`` in the data's own precision at the non-tensor rate of ``ampere.specs`` (FP16 with paired half2
+#: FMAs: ``fp16_simt``, 78 TFLOP/s on an A100; BF16: ``bf16_simt``; TF32 data are FP32 on the CUDA cores), or
+#: ``"fp32"``: products accumulated in FP32 (the FP32 rate, 19.5 TFLOP/s on an A100).
+CSR_MATH: tuple[str, ...] = ("native", "fp32")
+_CSR_NATIVE = {"fp16": "fp16_simt", "bf16": "bf16_simt", "tf32": "fp32"}
+
+
+def csr_precision(precision: str, csr_math: str = "native") -> str:
+    """The ``ampere.specs`` precision whose CUDA-core rate a CSR kernel runs at, for data in ``precision``.
+
+    ``csr_math="native"``: ``fp16 -> fp16_simt``, ``bf16 -> bf16_simt``, ``tf32 -> fp32`` (INT8 has no
+    non-tensor rate in the catalogue: use ``"fp32"``); ``csr_math="fp32"``: ``fp32``.
+    Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
+    """
+    check.one_of("precision", precision, _BYTES)
+    check.one_of("csr_math", csr_math, CSR_MATH)
+    if csr_math == "fp32":
+        return "fp32"
+    if precision not in _CSR_NATIVE:
+        raise ValueError(f"precision={precision!r} has no non-tensor (CUDA-core) rate in ampere.specs; "
+                         "pass csr_math='fp32' (the kernel computes in FP32)")
+    return _CSR_NATIVE[precision]
+
+
+def _csr_peak(spec: specs.GPUSpec, precision: str, csr_math: str) -> float:
+    math_precision = csr_precision(precision, csr_math)
+    if not spec.supports(math_precision):
+        raise ValueError(f"{spec.name} has no catalogued {math_precision} rate for a CSR kernel in {precision}; "
+                         "pass csr_math='fp32' (the FP32 CUDA-core rate)")
+    return spec.peak_flops(math_precision)
+
 
 def peak_rows(gpus: Iterable[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB", "RTX-A6000"),
               precisions: Sequence[str] = ("tf32", "bf16", "fp16", "int8")) -> list[dict[str, Any]]:
@@ -74,15 +106,16 @@ class LinearShape:
 
 def matmul_time_model(gpu: str | specs.GPUSpec, shape: LinearShape, precision: str = "fp16",
                       kind: str = "dense", sparsity: float = 0.5, efficiency: float = 1.0,
-                      index_bits: int = 16, strategy: str | None = None) -> dict[str, Any]:
+                      index_bits: int = 16, strategy: str | None = None, csr_math: str = "native") -> dict[str, Any]:
     """Roofline time of one Linear layer: ``max(FLOPs / peak, bytes / HBM bandwidth)`` (no overlap loss).
 
     ``kind``:
       ``"dense"``        tensor-core peak, all of W moved;
       ``"2:4"``          the sparse peak (2x), W moved compressed (values + metadata, ``hardware_storage_ratio``);
       ``"unstructured"`` the better of two ways to run W with a ``sparsity`` fraction of zeros anywhere:
-                         (a) CSR on the CUDA cores, FLOPs saved but no tensor-core MMA (FP32 CUDA-core peak x
-                         ``efficiency``), W moved as values + ``index_bits`` column indices + row pointers;
+                         (a) CSR on the CUDA cores, FLOPs saved but no tensor-core MMA (the CUDA-core peak of
+                         :func:`csr_precision` x ``efficiency``), W moved as values + ``index_bits`` column
+                         indices + row pointers;
                          (b) load sparse, compute dense: W moved as values + a 1-bit-per-entry bitmap, then
                          decompressed on chip and multiplied densely on the tensor cores.
     ``strategy`` ("csr" or "bitmap") forces one of the two unstructured strategies. Activations X and
@@ -101,6 +134,7 @@ def matmul_time_model(gpu: str | specs.GPUSpec, shape: LinearShape, precision: s
     index_bits = check.positive_int("index_bits", index_bits, maximum=64)
     if strategy is not None:
         check.one_of("strategy", strategy, ("csr", "bitmap"))
+    check.one_of("csr_math", csr_math, CSR_MATH)
     b = _BYTES[precision]
     n, k, m = shape.tokens, shape.in_features, shape.out_features
     act_bytes = (n * k + n * m) * b
@@ -118,7 +152,8 @@ def matmul_time_model(gpu: str | specs.GPUSpec, shape: LinearShape, precision: s
     else:
         nnz = (1 - sparsity) * k * m
         csr_bytes = act_bytes + nnz * (b + index_bits / 8) + (m + 1) * 4  # values, column indices, row pointers
-        csr = (2 * n * nnz / (spec.peak_flops("fp32") * efficiency), csr_bytes / bw, "CSR on CUDA cores", csr_bytes)
+        csr_peak = _csr_peak(spec, precision, csr_math)
+        csr = (2 * n * nnz / (csr_peak * efficiency), csr_bytes / bw, "CSR on CUDA cores", csr_bytes)
         bitmap_bytes = act_bytes + nnz * b + k * m / 8  # values and one bit per entry
         bitmap = (shape.flops / peak, bitmap_bytes / bw, "bitmap, dense tensor-core math", bitmap_bytes)
         options = {"csr": [csr], "bitmap": [bitmap], None: [csr, bitmap]}[strategy]
@@ -138,18 +173,42 @@ def speedup_model(gpu: str | specs.GPUSpec, shape: LinearShape, precision: str =
     return dense / matmul_time_model(gpu, shape, precision, kind, **kwargs)["time_s"]
 
 
-def unstructured_break_even(gpu: str | specs.GPUSpec, precision: str = "fp16", efficiency: float = 1.0) -> float:
+def unstructured_break_even(gpu: str | specs.GPUSpec, precision: str = "fp16", efficiency: float = 1.0,
+                            csr_math: str = "native") -> float:
     """Sparsity above which CSR on the CUDA cores beats dense tensor cores when compute-bound.
 
-    ``1 - efficiency x FP32 CUDA-core peak / dense tensor peak``: 15/16 = 93.75 % for FP16 on an A100 even
-    at 100 % efficiency.
+    ``1 - efficiency x CUDA-core peak / dense tensor peak``. The CUDA-core peak is the one the CSR kernel runs
+    at (:func:`csr_precision`): for FP16 data in FP16 arithmetic, the FP16 non-tensor rate, so on an A100
+    ``1 - 78/312 = 75 %`` even at 100 % efficiency; with FP32 accumulation ``1 - 19.5/312 = 93.75 %``.
 
     Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
     """
     spec = specs.get(gpu)
     efficiency = check.fraction("efficiency", efficiency, allow_zero=False)
     check.one_of("precision", precision, _BYTES)
-    return 1 - efficiency * spec.peak_flops("fp32") / spec.peak_flops(precision)
+    return 1 - efficiency * _csr_peak(spec, precision, csr_math) / spec.peak_flops(precision)
+
+
+def break_even_rows(gpus: Iterable[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB"),
+                    precisions: Sequence[str] = ("fp16", "bf16")) -> list[dict[str, str]]:
+    """:func:`unstructured_break_even` for each GPU, tensor precision and CSR arithmetic, as table rows with the
+    two peaks compared (TFLOP/s). A GPU without a catalogued non-tensor rate gets only the FP32 row.
+    Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
+    """
+    precisions = [check.one_of("precisions", p, ("fp16", "bf16", "tf32")) for p in precisions]
+    rows = []
+    for gpu in gpus:
+        spec = specs.get(gpu)
+        for precision in precisions:
+            for csr_math in CSR_MATH:
+                math_precision = csr_precision(precision, csr_math)
+                if not spec.supports(math_precision) or (csr_math == "fp32" and math_precision
+                                                         == csr_precision(precision)):
+                    continue
+                rows.append({"GPU": spec.name, "dense tensor": f"{precision} {spec.peak_flops(precision) / 1e12:.1f}",
+                             "CSR on CUDA cores": f"{math_precision} {spec.peak_flops(math_precision) / 1e12:.1f}",
+                             "break-even (% zeros)": f"{100 * unstructured_break_even(spec, precision, 1.0, csr_math):.2f}"})
+    return rows
 
 
 def speedup_curves(gpu: str | specs.GPUSpec = "A100-SXM4-80GB", in_features: int = 4096, out_features: int = 4096,

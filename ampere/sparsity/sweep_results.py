@@ -1,6 +1,6 @@
 """Reading a ``sparsity`` result: per-shape rows beside the roofline bound, a text summary, the verdict.
 
-Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Measured on this GPU". Works for a sweep measured
+Chapter: *2:4 structured sparsity* (book/sparsity.ipynb), "Real 2:4 speedups". Works for a sweep measured
 here and for recorded results alike (``python -m ampere report`` and ``tools/gpu_check.py`` read results
 through :func:`sweep_table` and :func:`verdict`).
 
@@ -21,7 +21,7 @@ def sweep_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     Times are medians recomputed from the raw samples. ``model`` is the roofline speedup bound of the
     GPU's catalogue spec (None off the catalogue). Works for fresh and recorded results alike.
 
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     from ..timing import Measurement
 
@@ -80,7 +80,7 @@ def verdict(result: dict[str, Any], target: float = 1.2) -> list[str]:
     dense-equivalent FLOP/s with the sparse peak) when the GPU is in the catalogue: a sparse kernel far
     below its peak while the dense one is near its own means the kernel, not the hardware, limits.
 
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     target = check.positive("target", target)
     rows = [r for r in sweep_table(result) if r["backend"] != "torch.sparse CSR"]

@@ -1,7 +1,7 @@
 """The chapter's tables and its one-call view: peaks, model times, ASP and published accuracy, speedups.
 
 Chapter: *2:4 structured sparsity* (book/sparsity.ipynb): the tables of "Why the hardware likes it" and
-"Accuracy", and the "Measured on this GPU" section (:func:`show_sparsity`: speedups measured here, recorded
+"Accuracy", and the "Real 2:4 speedups" section (:func:`show_sparsity`: speedups measured here, recorded
 and published, beside the roofline bound, built on ``ampere.views``).
 
 No torch or matplotlib import here (``ampere.views`` draws).
@@ -48,10 +48,10 @@ def asp_table(summary: dict[str, Any]) -> list[dict[str, str]]:
     for method in summary["methods"]:
         st = summary["per_method"][method]
         out.append({"method": method, "zeros": f"{100 * st['zeros']['mean']:.0f} %",
-                    "accuracy, pruned": f"{100 * st['acc_pruned']['mean']:.1f} %",
-                    "accuracy, retrained": f"{100 * st['acc_retrained']['mean']:.1f} %",
-                    "loss, pruned": f"{st['loss_pruned']['mean']:.3f}",
-                    "loss, retrained": f"{st['loss_retrained']['mean']:.3f}"})
+                    "acc. pruned": f"{100 * st['acc_pruned']['mean']:.1f} %",
+                    "acc. retrained": f"{100 * st['acc_retrained']['mean']:.1f} %",
+                    "loss pruned": f"{st['loss_pruned']['mean']:.3f}",
+                    "loss retrained": f"{st['loss_retrained']['mean']:.3f}"})
     return out
 
 
@@ -62,7 +62,7 @@ def accuracy_rows() -> list[dict[str, str]]:
     from .. import views
 
     return [{"network": r.network, "dataset": r.dataset, "metric": r.metric, "dense": f"{r.dense:g}",
-             "2:4 sparse": f"{r.sparse:g}", "pruned, not retrained": "" if r.pruned_no_retraining is None
+             "2:4 sparse": f"{r.sparse:g}", "pruned only": "" if r.pruned_no_retraining is None
              else f"{r.pruned_no_retraining:g}", "whose run": r.reported_by, "source": views.cite_label(r.source)}
             for r in published_accuracy()]
 
@@ -80,7 +80,7 @@ def speedup_points(result: dict[str, Any] | None = None) -> list[Any]:
     """2:4 speedups over dense beside the roofline bound of :func:`speedup_model`: the rows of ``result``
     (a sweep measured here), of recorded results (``ampere/data``), then of published measurements (whole
     models have no bound: their sparse part is only the ``Linear`` layers). Chapter: *2:4 structured
-    sparsity*, "Measured on this GPU".
+    sparsity*, "Real 2:4 speedups".
     """
     from .. import results as _results
     from .. import views
@@ -116,12 +116,12 @@ def speedup_points(result: dict[str, Any] | None = None) -> list[Any]:
 
 
 def show_sparsity(info: Any, *, measure: bool | None = None) -> list[Any]:
-    """The "Measured on this GPU" section in one call: find the 2:4 backends this GPU can run
+    """The "Real 2:4 speedups" section in one call: find the 2:4 backends this GPU can run
     (:func:`probe_backend`, from ``info.sparse_2to4_backends``), measure the short sweep where one works (or
     when ``measure`` says so), and show every speedup there is (measured here, recorded, published) beside
     the roofline bound, as a figure and a Markdown table. Returns the points shown.
 
-    Chapter: *2:4 structured sparsity*, "Measured on this GPU".
+    Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     from .. import tables, views
 

@@ -89,7 +89,7 @@ def test_profile_tables_are_data_with_sources_and_no_torch():
         for row in data["rows"]:
             assert row["source"] == "nvidiamig" and "Table" in row["where"]
             if row["sm_count"] is not None:
-                assert row["sm_count_source"] in ("nvidiamig", "googlecloudgpuvm")
+                assert row["sm_count_source"] in ("nvidiamig", "googlecloudgpuvm", "barrow2026mig")
     # no profile figure typed in the package: the SM counts and media counts live in the data only
     files = sorted((ROOT / "ampere" / "mig").glob("*.py")) + [ROOT / "ampere" / "mig_geometry.py",
                                                              ROOT / "ampere" / "mig_sim.py"]
@@ -126,5 +126,5 @@ def test_media_engines_follow_the_guide():
     h100 = mig.profiles("H100-SXM5-80GB")
     assert all(p.jpeg >= 1 for p in h100) and [p.name for p in h100 if p.ofa] == ["1g.10gb+me", "7g.80gb"]
     assert [p.copy_engines for p in h100] == [1, 1, 1, 2, 3, 4, 8]
-    assert [p.sm_count for p in h100] == [16, 16, 26, 32, 60, None, None]
+    assert [p.sm_count for p in h100] == [16, 16, 26, 32, 60, 64, 132]  # 7g: every SM of the SXM5 part
     assert mig.smallest_profile(A40).name == "1g.5gb" and mig.smallest_profile(A80).name == "1g.10gb"

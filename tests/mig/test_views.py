@@ -56,9 +56,9 @@ def test_markdown_views(monkeypatch):
     monkeypatch.setattr(tables, "show_md", shown.append)
     monkeypatch.setattr(tables, "show_html", shown.append)
     mig.show_profiles(A40)
-    assert "| `1g.10gb` | 15 | 1 | 2/8 | 14 |" in shown[-1] and "5/1/1" in shown[-1] and "nvidiamig" not in shown[-1]
+    assert "| `1g.10gb` | 15 | 2/8 | 14 | 10 |" in shown[-1] and "5/1/1" in shown[-1] and "nvidiamig" not in shown[-1]
     mig.show_profiles("H200-SXM-141GB")
-    assert "| `7g.141gb` | 0 | 7 | 8/8 |  |" in shown[-1]  # no sourced SM count: an empty cell
+    assert "| `7g.141gb` | 0 | 8/8 |  |" in shown[-1]  # no sourced SM count: an empty cell
     mig.show_doc_conflicts()
     assert shown[-1].count("`1g.") == 6  # A100 40GB and 80GB: memory and L2; H100 and H200: L2 only
     assert "H100-80GB" in shown[-1] and "H200-141GB" in shown[-1]
@@ -140,3 +140,60 @@ def test_the_view_measures_on_a_gpu(fake_cuda):  # noqa: F811
     assert len(copy) == 1 and copy[0].real == pytest.approx(2 * 256 * 2**20 / 2e-3 / 1e9)
     assert copy[0].model == pytest.approx(specs.get(A40).hbm_bytes_per_s / 1e9)
     assert len(matmul) == 9  # measured here, then the eight published rows
+
+
+def _natural_width(markdown: str) -> int:
+    """Characters a Markdown table needs on one line: the widest cell of every column, plus separators."""
+    import re
+
+    rows = [[c.strip().replace("`", "") for c in line.strip().strip("|").split("|")]
+            for line in markdown.splitlines() if line.startswith("|") and not re.fullmatch(r"[|\-: ]+", line)]
+    return sum(max(len(r[i]) for r in rows) for i in range(len(rows[0]))) + 3 * (len(rows[0]) - 1) + 4
+
+
+def test_data_tables_fit_a_printed_page(monkeypatch):
+    """Every table of numbers and codes the chapter shows fits 100 columns (prose columns may wrap; these
+    tables have none), including the table of all maximal layouts."""
+    shown = []
+    from ampere import tables
+
+    monkeypatch.setattr(tables, "show_md", shown.append)
+    monkeypatch.setattr(tables, "show_html", lambda html: None)
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    for gpu in mig.mig_gpus():
+        mig.show_profiles(gpu)
+    no_me = [p.name for p in mig.profiles(A40) if not p.media_extensions]
+    mig.show_layouts(A40, mig.enumerate_layouts(A40, no_me), no_me)
+    mig.show_layouts(A80, mig.enumerate_layouts(A80))
+    mig.show_compute_instances(A40)
+    mig.show_doc_conflicts()
+    mig.show_nvml(None)
+    mig.show_isolation(mig.isolation_study(mig.SimConfig(duration_s=0.6, warmup_s=0.1), modes=("mig", "mps")))
+    assert len(shown) >= 10
+    for text in shown:
+        table = "\n".join(line for line in text.splitlines() if line.startswith("|"))
+        assert _natural_width(table) <= 100, text[:200]
+
+
+def test_capacity_is_binary_and_the_guides_driver_table_is_headed_as_the_guides(monkeypatch):
+    shown = []
+    from ampere import tables
+
+    monkeypatch.setattr(tables, "show_md", shown.append)
+    monkeypatch.setattr(tables, "show_html", lambda html: None)
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    # a memory slice of an "80GB" A100 is 10 GiB, the "10gb" of its profile name (physical capacity, binary)
+    rows = {r["profile"]: r for r in mig.profile_rows(A80)}
+    assert rows["`1g.10gb`"]["GiB"] == pytest.approx(10.0) and rows["`7g.80gb`"]["GiB"] == pytest.approx(80.0)
+    assert {r["profile"]: r["GiB"] for r in mig.profile_rows(A40)}["`3g.20gb`"] == pytest.approx(20.0)
+    # the driver reports less than the nominal share (the guide's -lgip example: 4.75 GiB for 1g.5gb)
+    for p in mig.profiles(A40):
+        assert p.lgip_memory_gib < float(p.memory_fraction) * specs.get(A40).memory_bytes / 2**30
+    mig.show_nvml(None)
+    assert shown[0].startswith("**NVIDIA's MIG User Guide: its `nvidia-smi mig -lgip` and `-lgipp` examples")
+    assert "not this machine's" in shown[0] and "| 4.75 |" in shown[0]
+    rows = mig.compute_instance_rows(A40)
+    seven = next(r for r in rows if r["GPU instance"] == "`7g.40gb`")
+    assert seven["SMs each"] == "14/28/42/56/98" and seven["shared GiB"] == pytest.approx(40.0)
+    h100 = next(r for r in mig.compute_instance_rows("H100-SXM5-80GB") if r["GPU instance"] == "`3g.40gb`")
+    assert h100["SMs each"] == "?/?/60"  # Hopper slices differ in SMs: no per-slice count

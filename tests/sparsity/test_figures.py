@@ -33,3 +33,30 @@ def test_plot_speedup_model_runs():
     fig, axes = plt.subplots(1, 2)
     sp.plot_speedup_model(axes)
     plt.close(fig)
+
+
+def test_plot_speedup_model_marks_the_simt_break_even():
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2)
+    sp.plot_speedup_model(axes, "A100-SXM4-80GB", "fp16")
+    labels = [t.get_text() for t in axes[1].texts]
+    assert any("break-even 75.0 %" in t and "fp16_simt" in t for t in labels)  # 1 - 78/312, not 1 - 19.5/312
+    assert any("FP32 math" in line.get_label() for line in axes[1].get_lines())
+    plt.close(fig)
+
+
+def test_plot_llm_speedup_draws_the_model_and_the_published_point():
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2)
+    sp.plot_llm_speedup(axes, "llama2-7b", "A100-SXM4-80GB", kernel_speedup=1.6)
+    left = [ln for ln in axes[0].get_lines() if ln.get_label().startswith("context")]
+    assert len(left) == 3
+    for ln in left:  # decoding: the speedup falls as the batch grows, and never exceeds the 2:4 bound
+        ys = list(ln.get_ydata())
+        assert ys[:7] == sorted(ys[:7], reverse=True) and max(ys) < 16 / 9 + 1e-9  # batches 1 to 64
+    right = {ln.get_label(): ln for ln in axes[1].get_lines()}
+    published = next(v for k, v in right.items() if k.startswith("published"))
+    assert 1 < published.get_ydata()[0] < 2 and "(Sun et al. 2024)" in published.get_label()
+    plt.close(fig)

@@ -46,3 +46,22 @@ def test_sparsity_view_without_a_gpu_shows_published_speedups_with_bounds(monkey
     assert bounded and all(1.0 < p.model <= 2.0 and p.real < p.model for p in bounded)  # below the roofline bound
     assert all(p.gpu.startswith("A100") for p in pts if p.kind == "published")
     plt.close("all")
+
+
+def _natural_width(rows):
+    """Characters a Markdown table of ``rows`` (dicts) needs on one line: widest cell per column + separators."""
+    cols = list(rows[0])
+    return sum(max(len(str(c)), *(len(str(r[c])) for r in rows)) for c in cols) + 3 * (len(cols) - 1) + 4
+
+
+def test_tables_of_numbers_fit_a_printed_page():
+    """The chapter's tables of numbers fit 100 columns (the claims and published-accuracy tables hold prose
+    that wraps)."""
+    from ampere.tables import markdown_table
+
+    for rows in (sp.peak_table(), sp.break_even_rows(("A100-SXM4-80GB", "H100-SXM5-80GB")),
+                 sp.time_model_rows(tokens=(1, 16384)), sp.speedup_rows(),
+                 sp.perplexity_rows(["llama2-7b", "llama2-13b", "llama2-70b"])):
+        text = markdown_table(rows, formats={"2:4 - 50%": ".2f"})
+        width = max(len(line) for line in text.splitlines())
+        assert width <= 100 and _natural_width(rows) <= 100, text.splitlines()[0]
