@@ -42,17 +42,20 @@ book: $(STAMP) site-assets
 # What the site serves itself (tools/site/vendor.py): MathJax and the Pyodide core from npm at the versions
 # pinned and locked in tools/site/package*.json, and the package's wheel; the build copies them into the site.
 site-assets: $(STAMP)
-	command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends npm; }
+	command -v npm >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
 	$(PY) tools/site/vendor.py
 
-# The browser the site's tests drive: Debian's Chromium (Playwright comes from requirements.txt, no download).
+# The browser the site's tests drive: Debian's Chromium, installed when missing (Playwright comes from
+# requirements.txt and downloads no browser). Elsewhere point CHROMIUM at an installed Chrome or Chromium.
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser-deps:
-	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
+	test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }
 
 # The built site in Chromium: every page offline (no console error, no request to another host, math
 # typeset) and every live calculator against CPython. Times: _build/browser-timings.json.
 test-site: $(STAMP) browser-deps
-	AMPERE_SITE_DIR=_build/html $(PY) -m pytest -q -p no:xdist tests/site/test_browser.py
+	AMPERE_SITE_DIR=_build/html AMPERE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q -p no:xdist tests/site/test_browser.py
 
 test: $(STAMP)
 	$(PY) tools/check_notebooks.py

@@ -195,9 +195,10 @@ def superpod_sizer() -> Calculator:
     def compute(nodes: int, gpu: str, switch_ports: int) -> Answer:
         pod = cluster.superpod(nodes, gpu=gpu, switch_ports=switch_ports)
         f = pod.fabric
-        summary = (f"{pod.nodes:,} DGX A100 = {pod.gpus:,} GPUs in {pod.scalable_units} scalable units: a "
-                   f"{f.levels}-level fat tree of {pod.switches} {switch_ports}-port HDR switches per compute "
-                   f"fabric, {f.cables_total:,} cables.",
+        units = f"{pod.scalable_units} scalable unit" + ("s" if pod.scalable_units != 1 else "")
+        summary = (f"{pod.nodes:,} DGX A100 = {pod.gpus:,} GPUs in {units}: a compute fabric of "
+                   f"{pod.switches} {switch_ports}-port HDR switches in a {f.levels}-level fat tree, "
+                   f"{f.cables_total:,} cables.",
                    f"Peak {pod.peak_flops('fp16') / 1e15:,.1f} PFLOP/s FP16 dense "
                    f"({pod.peak_flops('fp16', sparse=True) / 1e15:,.1f} sparse); bisection "
                    f"{pod.bisection_bytes_per_s / 1e12:,.1f} TB/s per direction; maximum power "
