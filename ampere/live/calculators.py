@@ -217,7 +217,7 @@ def superpod_sizer() -> Calculator:
 
     return Calculator(
         name="superpod-sizer", title="SuperPOD sizer", call="ampere.cluster.superpod", chapter="dgx-superpod",
-        section="The SuperPOD as a model you can resize",
+        section="From 20 to 2,000 nodes",
         description="The rail-optimised, non-blocking fat tree for n DGX A100 nodes: switches, cables, "
                     "bisection, peak and power.",
         fields=(

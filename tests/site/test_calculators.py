@@ -63,6 +63,12 @@ def test_every_field_is_described_and_its_default_accepted(name):
     assert (ROOT / "book" / f"{calc.chapter}.ipynb").exists(), calc.chapter
     module, _, function = calc.call.rpartition(".")
     assert callable(getattr(importlib.import_module(module), function)), calc.call
+    import nbformat
+
+    nb = nbformat.read(ROOT / "book" / f"{calc.chapter}.ipynb", as_version=4)
+    headings = {line.lstrip("#").strip() for cell in nb.cells if cell.cell_type == "markdown"
+                for line in cell.source.splitlines() if line.startswith("#")}
+    assert calc.section in headings, f"{calc.section!r} is no heading of book/{calc.chapter}.ipynb"
     desc = json.loads(json.dumps(calc.to_dict()))
     assert [f["name"] for f in desc["fields"]] == [f.name for f in calc.fields]
     for f in calc.fields:

@@ -96,10 +96,27 @@ def _add_calculators(app: Any, pagename: str, context: dict[str, Any], names: li
         "worker": pathto("_static/ampere-live-worker.js", 1),
         "calculators": {c["name"]: c for c in live.describe(names)},
     }
+    for calc in config["calculators"].values():  # where the model is explained, from this page
+        docname = f"book/{calc['chapter']}"
+        calc["chapter_url"] = "" if docname == pagename else pathto(docname) + _anchor(app, docname, calc["section"])
     body = "window.AMPERE_LIVE = " + json.dumps(config, sort_keys=True).replace("</", "<\\/") + ";"
     app.builder.add_js_file(None, body=body, priority=900)
     app.builder.add_js_file("ampere-live.js", priority=901, defer="defer")
     app.builder.add_css_file("ampere-live.css", priority=900)
+
+
+def _anchor(app: Any, docname: str, title: str) -> str:
+    """``#id`` of the section of ``docname`` titled ``title`` ("" when the page or the section is missing)."""
+    from docutils import nodes
+
+    try:
+        tree = app.env.get_doctree(docname)
+    except Exception:  # noqa: BLE001  (a page outside the build: link to nothing more precise)
+        return ""
+    for section in tree.findall(nodes.section):
+        if section.children and section[0].astext().strip() == title and section["ids"]:
+            return "#" + section["ids"][0]
+    return ""
 
 
 _URL_ATTR = re.compile(r'(\s(?:href|src|action|data-content_root)=")([^"]*)(")')
@@ -136,8 +153,24 @@ def _landing(app: Any, exception: Exception | None) -> None:
                                                      encoding="utf-8")
 
 
+def _outdated(app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Pages that place calculators are rewritten when the calculators or the wheel changed (an
+    incremental build would otherwise keep old forms beside a new wheel)."""
+    from ampere import live
+
+    key = json.dumps([live.describe(), app.ampere_manifest["wheel"],
+                      app.ampere_manifest["files"].get(f"wheels/{app.ampere_manifest['wheel']}")], sort_keys=True)
+    if getattr(env, "ampere_live_key", None) == key:
+        return []
+    env.ampere_live_key = key
+    marker = 'class="ampere-calc"'
+    return [doc for doc in env.found_docs
+            if marker in Path(env.doc2path(doc)).read_text(encoding="utf-8", errors="replace")]
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _stage)
+    app.connect("env-get-outdated", _outdated)
     app.connect("html-page-context", _page, priority=900)
     # before sphinx-external-toc (priority 500), which writes a redirect where no index.html exists
     app.connect("build-finished", _landing, priority=400)

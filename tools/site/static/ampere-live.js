@@ -104,7 +104,16 @@
     el.dataset.state = "idle";
     el.dataset.runs = "0";
     el.appendChild(make("p", { class: "ampere-calc-title" }, spec.title));
-    el.appendChild(make("p", { class: "ampere-calc-description" }, spec.description));
+    const about = make("p", { class: "ampere-calc-description" }, spec.description + " The model: ");
+    about.appendChild(make("code", {}, spec.call));
+    about.appendChild(document.createTextNode(", explained in "));
+    if (spec.chapter_url) {
+      about.appendChild(make("a", { href: spec.chapter_url }, "its chapter"));
+    } else {
+      about.appendChild(document.createTextNode("this chapter"));
+    }
+    about.appendChild(document.createTextNode(", \u201c" + spec.section + "\u201d."));
+    el.appendChild(about);
     const form = make("form", { class: "ampere-calc-form", autocomplete: "off" });
     form.addEventListener("submit", (event) => event.preventDefault());
     spec.fields.forEach((field) => {
