@@ -18,7 +18,8 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 PYTEST_JOBS ?= 2
 
-.PHONY: book test unit notebooks check-notebooks figures validate clean env wheel-check gpu-check check-site
+.PHONY: book test unit notebooks check-notebooks figures validate clean env wheel-check gpu-check check-site \
+        site-assets browser-deps test-site
 
 env: $(STAMP)
 
@@ -34,17 +35,37 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -c "import matplotlib.pyplot"   # build the font cache now, not inside a checked cell
 	touch $(STAMP)
 
-book: $(STAMP)
+book: $(STAMP) site-assets
 	$(VENV)/bin/jupyter-book build -W -n --keep-going .
-	@echo "site: _build/html/index.html"
+	@echo "site: _build/html/index.html (serve it: python -m http.server -d _build/html)"
+
+# What the site serves itself (tools/site/vendor.py): MathJax and the Pyodide core from npm at the versions
+# pinned and locked in tools/site/package*.json, and the package's wheel; the build copies them into the site.
+site-assets: $(STAMP)
+	command -v npm >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
+	$(PY) tools/site/vendor.py
+
+# The browser the site's tests drive: Debian's Chromium, installed when missing (Playwright comes from
+# requirements.txt and downloads no browser). Elsewhere point CHROMIUM at an installed Chrome or Chromium.
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser-deps:
+	test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }
+
+# The built site in Chromium: every page offline (no console error, no request to another host, math
+# typeset) and every live calculator against CPython. Times: _build/browser-timings.json.
+test-site: $(STAMP) browser-deps
+	AMPERE_SITE_DIR=_build/html AMPERE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q -p no:xdist tests/site/test_browser.py
 
 test: $(STAMP)
 	$(PY) tools/check_notebooks.py
 	$(PY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15 -m "not serial" tests book
 	$(PY) -m pytest -q -p no:xdist -m serial tests
 	tools/wheel_check.sh $(VENV)
+	$(MAKE) site-assets
 	$(VENV)/bin/jupyter-book build -W -n --keep-going -q .
 	$(PY) tools/check_site.py _build/html
+	$(MAKE) test-site
 
 # Read the built site as a reader would (hollow sections, bib keys, captions, clipped outputs, reprs).
 check-site:

@@ -22,7 +22,7 @@ for _name in ("architecture", "numerics", "hbm", "kernels", "sparsity", "mig", "
     LAYERS[_name] = 2
 for _name in ("today", "report"):
     LAYERS[_name] = 3
-for _name in ("book", "cli", "__main__"):
+for _name in ("book", "cli", "__main__", "live"):
     LAYERS[_name] = 4
 #: old dotted paths kept as aliases of a file inside a chapter package (``ampere.mig_geometry`` IS
 #: ``ampere.mig.geometry``): each alias file imports its package and nothing else

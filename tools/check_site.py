@@ -11,6 +11,12 @@ For every chapter page it fails on
 * a text output line, or a line of visible code, wider than 90 characters (the theme clips it at about 92);
 * the build machine's report (torch version, CPU model, forced backend) outside a collapsed element.
 
+And for the site as a whole (``check_self_contained``): ``index.html`` is a page with content, not a
+redirect; no page loads a script, stylesheet or font from another host; no page writes the same inline
+script twice (a ``const`` declared twice is a script error); every live calculator a page places is a
+calculator of ``ampere.live`` and the page carries its form; the vendored files (``_vendor/``) match their
+manifest and pins (``tools/site/vendor.py``).
+
 Exit code 0 when every page passes, 1 otherwise (each problem printed as ``page: problem``).
 """
 
@@ -132,6 +138,47 @@ def check_page(path: Path, keys: set[str], labels: dict[str, set[str]]) -> list[
     return problems
 
 
+EXTERNAL_ASSET = re.compile(r'<(?:script|img|iframe|source)\b[^>]*\bsrc="(?:https?:)?//[^"]*"'
+                            r'|<link\b[^>]*\brel="(?:stylesheet|preload|modulepreload|icon)"[^>]*\bhref="(?:https?:)?//'
+                            r'[^"]*"|url\(["\']?(?:https?:)?//', re.I)
+INLINE_SCRIPT = re.compile(r"<script>(.+?)</script>", re.S)
+CALC = re.compile(r'<div\s+class="ampere-calc"\s+data-calc="([^"]*)"')
+
+
+def check_self_contained(site: Path) -> list[str]:
+    """Problems of the site as a whole (see the module docstring), each as ``page: problem``."""
+    sys.path.insert(0, str(ROOT / "tools" / "site"))
+    import vendor
+
+    from ampere import live
+
+    problems: list[str] = []
+    index = site / "index.html"
+    text = index.read_text(encoding="utf-8") if index.exists() else ""
+    if "<main" not in text or re.search(r'http-equiv="Refresh"', text, re.I):
+        problems.append("index.html: not a page with content (a redirect?)")
+    pages = [index, *sorted(site.glob("*.html")), *sorted((site / "book").glob("*.html"))]
+    for page in dict.fromkeys(p for p in pages if p.exists()):
+        html = page.read_text(encoding="utf-8")
+        name = page.relative_to(site).as_posix()
+        for m in EXTERNAL_ASSET.finditer(html):
+            problems.append(f"{name}: loads an asset from another host: {m.group(0)[:100]!r}")
+        bodies = [b.strip() for b in INLINE_SCRIPT.findall(html)]
+        for body in sorted({b for b in bodies if bodies.count(b) > 1}):
+            problems.append(f"{name}: the same inline script twice: {body[:80]!r}")
+        placed = CALC.findall(html)
+        for calc in placed:
+            if calc not in live.names():
+                problems.append(f"{name}: unknown calculator {calc!r}; known: {', '.join(live.names())}")
+        if placed and "window.AMPERE_LIVE" not in html:
+            problems.append(f"{name}: places calculators but carries no forms (window.AMPERE_LIVE)")
+    try:
+        vendor.check(site / "_vendor")
+    except (vendor.VendorError, OSError, KeyError, ValueError) as exc:
+        problems.append(f"_vendor: {exc}")
+    return problems
+
+
 def main(argv: list[str]) -> int:
     site = Path(argv[0]) if argv else ROOT / "_build" / "html"
     pages = sorted(p for p in (site / "book").glob("*.html"))
@@ -150,6 +197,9 @@ def main(argv: list[str]) -> int:
         if len(targets) > 1:
             print(f"citation label {label!r} names {len(targets)} works")
             failed += 1
+    for problem in check_self_contained(site):
+        print(problem)
+        failed += 1
     print(f"site check: {len(pages)} pages, {'all passed' if not failed else f'{failed} with problems'}")
     return 1 if failed else 0
 
