@@ -4,7 +4,8 @@
 Writes _build/pdf/<name>.pdf (the name from _config.yml, latex.latex_documents.targetname) and copies it
 into _build/html/ when the site is built, where the site links to it. Fails when the PDF is missing, has
 fewer than --min-pages pages, when the LaTeX log holds an overfull box of --max-overfull points or more
-(a table or a line running off the page), or undefined references. The TeX tools come from
+(a table or a line running off the page), undefined references, or exercises not numbered per chapter
+(tools/check_exercises.py). The TeX tools come from
 tools/pdf/ensure_tex.sh (the Makefile runs it first).
 
 Usage: tools/build_pdf.py [--min-pages 200] [--max-overfull 100] [--skip-sphinx]
@@ -109,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
           f"overfull boxes: {len(boxes)}, widest {widest}; sphinx {t1 - t0:.0f} s, xelatex {t2 - t1:.0f} s"
           + (f"; copied to _build/html/{name}" if site.is_dir() else ""))
     found = problems(log, pages, args.min_pages, args.max_overfull)
+    sys.path.insert(0, str(ROOT / "tools"))
+    from check_exercises import check_tex  # exercises and solutions numbered per chapter, as LaTeX counts
+
+    exercise_problems, chapters = check_tex(tex.read_text(encoding="utf-8"))
+    found += exercise_problems
+    print(f"build_pdf: {sum(len(n) for n in chapters.values())} exercises in {len(chapters)} chapters, "
+          "numbered per chapter" if not exercise_problems else "build_pdf: exercise numbering is off")
     for problem in found:
         print(f"build_pdf: {problem}")
     return 1 if found else 0

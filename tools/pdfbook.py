@@ -13,6 +13,9 @@
   (it breaks across pages), and tables are set in ``\\small`` (``latex_elements`` in _config.yml).
 * The release on the title page: the package version (pyproject.toml), so a printed copy says which
   release it is and matches the Colab pin of its notebooks.
+* On the site (HTML builders): a "PDF" link in the header of every page to the book's PDF at the site's
+  root, and the PDF copied there when `make pdf` has built it (_build/pdf/); `make test` builds the PDF
+  before the site.
 
 Configured in ``_config.yml`` (``sphinx.local_extensions``); tested by tests/test_pdfbook.py and by the
 PDF build (tools/build_pdf.py).
@@ -21,6 +24,8 @@ PDF build (tools/build_pdf.py).
 from __future__ import annotations
 
 import re
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +173,31 @@ def _for_latex(app: Any, doctree: nodes.document, docname: str) -> None:
         app.config.numfig_secnum_depth = 2
 
 
+def _pdf_name() -> str:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from build_pdf import pdf_name  # the name the PDF build gives it (_config.yml, latex_documents)
+
+    return pdf_name((ROOT / "_config.yml").read_text(encoding="utf-8"))
+
+
+def _pdf_link(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    if getattr(app.builder, "format", "") != "html" or "pathto" not in context:
+        return
+    link = {"name": "The whole book as a PDF", "url": context["pathto"](_pdf_name(), 1),
+            "icon": "fa-solid fa-file-pdf", "type": "fontawesome", "attributes": {"target": "_self"}}
+    context["theme_icon_links"] = [*(context.get("theme_icon_links") or []), link]
+
+
+def _copy_pdf(app: Any, exception: Exception | None) -> None:
+    if exception is None and getattr(app.builder, "format", "") == "html":
+        built = ROOT / "_build" / "pdf" / _pdf_name()
+        if built.exists():
+            shutil.copyfile(built, Path(app.outdir) / built.name)
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("html-page-context", _pdf_link)
+    app.connect("build-finished", _copy_pdf)
     app.connect("builder-inited", _number_per_chapter, priority=900)
     # doctree-resolved: sphinx-exercise has numbered and titled the solutions (post-transforms) by then
     app.connect("doctree-resolved", _for_latex, priority=900)
