@@ -66,10 +66,12 @@ release-check: pdf
 check-site:
 	$(PY) tools/check_site.py _build/html
 
-# On a machine with an NVIDIA GPU: every bench (quick), nbval on the chapters, the report recorded into
-# ampere/data/, and the chapters' acceptance levels tabulated. Without a GPU it says so and exits 2.
-gpu-check: $(STAMP)
-	$(PY) tools/gpu_check.py
+# On a borrowed GPU machine (no network: its Python already has torch and triton): every bench in quick mode,
+# the report with --record, and as many GPU chapters under nbval as 420 s allow, all into one folder ($OUT or
+# gpu-check-out/); commit the recorded results into ampere/data/ afterwards. Installs nothing; without a GPU it
+# prints the plan (python tools/gpu_check.py --plan) and says why it stops.
+gpu-check:
+	PYTHONPATH=$(CURDIR) $(if $(wildcard $(PY)),$(PY),python3) tools/gpu_check.py --budget-s 420 --out "$${OUT:-gpu-check-out}/gpu-check"
 
 # The Colab path: the built wheel in a fresh venv, run from outside the checkout (part of `make test`).
 wheel-check: $(STAMP)

@@ -124,34 +124,88 @@ def test_missing_results_are_not_run():
     assert not gpu_check.passed(checks, [])
 
 
-def test_main_on_a_gpu_records_only_gpu_results(fake_cuda, tmp_path, monkeypatch):  # noqa: F811
-    fake_cuda("A100-SXM4-80GB")
+def test_the_plan_fits_one_lease_and_installs_nothing():
+    """--plan on the CPU: every step with its estimate, a total within the 420 s budget, exit 0; no step
+    installs anything or reaches the network, and a step whose modules are missing is skipped, not fixed."""
+    proc = subprocess.run([sys.executable, "tools/gpu_check.py", "--plan"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "AMPERE_DEVICE": "cpu"})
+    assert proc.returncode == 0, proc.stderr
+    import re
+
+    total = re.search(r"^total \(steps that run\)\s+(\d+) s", proc.stdout, re.M)
+    assert total and int(total.group(1)) <= 420 and "bench matmul" in proc.stdout
+    steps = gpu_check.make_plan(ROOT / "out", 420.0, available=lambda mods: [])
+    running = [s for s in steps if s.status == "run"]
+    assert sum(s.estimate_s for s in running) <= 420.0
+    assert [s.kind for s in running][:2] == ["env", "bench"] and any(s.kind == "report" for s in running)
+    assert running[-1].name == "nbval reference-check"  # the first chapter that fits
+    forbidden = ("pip", "install", "conda", "apt", "curl", "wget", "git", "http", "uv")
+    for s in steps:
+        for word in s.command:
+            assert not any(f in str(word).lower().split("/")[-1].split() for f in forbidden), (s.name, word)
+        assert not any(str(w).startswith(("http:", "https:")) for w in s.command)
+    bare = gpu_check.make_plan(ROOT / "out", 420.0, available=lambda mods: [m for m in mods if m == "nbval"])
+    assert {s.status for s in bare if s.kind == "nbval"} == {"needs nbval"}
+    assert all(s.status in ("run", "over budget") for s in bare if s.kind != "nbval")
+    small = gpu_check.make_plan(ROOT / "out", 60.0, available=lambda mods: [])
+    assert sum(s.estimate_s for s in small if s.status == "run") <= 60.0
+
+
+def test_a_run_on_a_fake_h200_writes_everything_into_one_folder(fake_cuda, tmp_path, monkeypatch):  # noqa: F811
+    fake_cuda("H200")
     made = {"matmul": matmul_result(80.0), "tf32": tf32_result(7.0), "hbm": hbm_result(90.0, 1.0),
             "sparsity": sparsity_result(1.5)}
     cpu_result = results.make_result("megatron", device.probe(force="cpu"), {}, [])
+    monkeypatch.setattr(gpu_check, "missing_modules", lambda names: [])
     ran = []
 
     def runner(name, command, timeout_s):
-        ran.append(command)
+        ran.append((name, command, timeout_s))
+        assert timeout_s <= 420.0
         if name.startswith("bench "):
             bench = name.split()[1]
             out = Path(command[command.index("--out") + 1])
             res = made.get(bench, cpu_result if bench == "megatron" else None)
             if res is not None:
                 out.write_text(json.dumps(res), encoding="utf-8")
-        return gpu_check.Step(name, command, 0, 60.0 if name == "report" else 1.0, "")
+        if name == "report":
+            rec = Path(command[command.index("--record") + 1])
+            rec.mkdir(parents=True, exist_ok=True)
+            report = results.make_result("report", device.probe(), {}, [])
+            (rec / "report-h200-sxm-141gb-20261201.json").write_text(json.dumps(report), encoding="utf-8")
+        return gpu_check.Step(name, command, 0, 60.0 if name == "report" else 1.0, f"{name} done")
 
+    out = tmp_path / "check"
     data = tmp_path / "data"
-    data.mkdir()
-    code = gpu_check.main(["--benches", "matmul", "tf32", "hbm", "sparsity", "megatron", "--data", str(data)],
-                          runner=runner)
+    code = gpu_check.main(["--benches", "matmul", "tf32", "hbm", "sparsity", "megatron", "--out", str(out),
+                           "--budget-s", "420", "--record-into", str(data)], runner=runner)
     assert code == 0
-    assert [c[3:5] for c in ran if "bench" in c] == [["bench", b] for b in ("matmul", "tf32", "hbm", "sparsity",
-                                                                           "megatron")]
-    assert all("--quick" in c for c in ran if "bench" in c)
-    assert any(c[-1] == "book/" for c in ran) and any("report" in c and "--record" in c for c in ran)
+    names = [r[0] for r in ran]
+    assert names[:5] == [f"bench {b}" for b in ("matmul", "tf32", "hbm", "sparsity", "megatron")]
+    assert "report" in names and "nbval reference-check" in names
+    assert all("--quick" in c for n, c, _ in ran if n.startswith(("bench", "report")))
+    # every output under the one folder
+    for _, command, _ in ran:
+        for arg in command:
+            if arg.startswith(str(tmp_path)):
+                assert arg.startswith(str(out)), arg
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert {"acceptance.md", "gpu-check.json", "benches/matmul.json", "benches/matmul.log",
+            "nbval/reference-check.log"} <= set(files)
+    summary = json.loads((out / "gpu-check.json").read_text())
+    # an H200 is recorded as what it is: Hopper, sm90, its own catalogue entry
+    assert summary["gpu"]["spec_name"] == "H200-SXM-141GB" and summary["gpu"]["architecture"] == "Hopper"
+    assert summary["gpu"]["compute_capability"] == [9, 0] and summary["passed"]
+    plan = summary["plan"]
+    assert sum(p["estimate_s"] for p in plan if p["status"] == "run") <= 420
+    assert "over budget" in {p["status"] for p in plan if p["kind"] == "nbval"}
     recorded = sorted(p.name.split("-")[0] for p in data.iterdir())
-    assert recorded == ["hbm", "matmul", "sparsity", "tf32"]  # the CPU-marked megatron result stays out
+    assert recorded == ["hbm", "matmul", "report", "sparsity", "tf32"]  # the CPU-marked megatron result stays out
+    # without --record-into nothing is copied anywhere
+    ran.clear()
+    assert gpu_check.main(["--benches", "matmul", "--no-book", "--out", str(tmp_path / "again")],
+                          runner=runner) in (0, 1)
+    assert len(list(data.iterdir())) == 5
 
 
 def test_the_tool_refuses_on_the_cpu_in_process(monkeypatch, capsys):

@@ -135,7 +135,7 @@ HEAVY = {
     "megatron": {"figures", "lab", "lab_model", "measure"},
     "mig": {"figures", "measure"},
     "numerics": {"bench", "figures", "measure", "torch_rounding", "training"},
-    "report": {"figures"},
+    "report": {"figures", "workload"},
     "sparsity": {"arrays", "asp", "backends", "figures", "format_checks", "measure"},
 }
 HEAVY_MODULES = {"torch", "matplotlib", "triton"}

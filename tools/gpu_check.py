@@ -1,31 +1,32 @@
 #!/usr/bin/env python
-"""``make gpu-check``: the one command for the first GPU machine the book runs on.
+"""``make gpu-check``: the one command for a borrowed GPU machine, sized to one short lease.
 
-    python tools/gpu_check.py [--benches NAME ...] [--no-book] [--no-report] [--no-copy] [--data DIR]
+    python tools/gpu_check.py --plan [--budget-s 420]          # the steps, their estimates, the total
+    python tools/gpu_check.py --budget-s 420 --out DIR [...]     # run them; every result lands in DIR
 
-On a machine with a CUDA GPU it
+The machines this project borrows give 15 minutes in all (start included), at most 10 minutes a command,
+and no network: their Python has torch and triton, anything else travels as wheels. So the check installs
+nothing and never reaches the network; it plans its steps with time estimates and runs only what fits the
+budget (``--budget-s``, default 420 s), in this order:
 
-1. runs every benchmark of ``ampere.cli.BENCHES`` in quick mode (``python -m ampere bench NAME --quick``),
-   each into a temporary folder;
-2. runs the chapters under nbval (``python -m pytest book/``, the stored outputs are the CPU path and
-   the hardware-dependent cells are tagged ``nbval-ignore-output``);
-3. runs ``python -m ampere report --record`` (into the temporary folder too) and times it;
-4. checks the chapters' acceptance levels, read from the result JSONs, and prints them as a table:
+1. the environment: which modules the steps need are importable (``numpy``, ``pytest``, ``nbval``, ...);
+   a step whose modules are missing is skipped and says which;
+2. every benchmark of ``ampere.cli.BENCHES`` in quick mode (``python -m ampere bench NAME --quick``);
+3. ``python -m ampere report --quick --record``: the configuration checks, the probes, the comparison;
+4. as many GPU chapters under nbval as the budget still allows, the reference check first.
 
-   * bf16 matmul at 8192^3 >= ``architecture.BF16_TARGET_PCT`` % of the dense peak (``bench matmul``);
-   * TF32 / strict FP32 >= 5x at 4096^3 (``bench tf32``);
-   * HBM copy >= ``hbm.ACCEPT_COPY_PCT`` % of the datasheet and an L2 knee within
-     ``hbm.ACCEPT_KNEE_TOLERANCE`` of the reported L2 (``bench hbm``, ``hbm.check_acceptance``);
-   * 2:4 sparse >= 1.2x over dense on the largest shape, or the measured reason why not (``bench sparsity``);
-   * the report within 3 minutes;
+Each step gets a timeout of what is left of the budget, so the whole run stays within it. Everything goes
+into one folder (``--out``): ``benches/<name>.json`` and ``.log``, ``report/``, ``record/``,
+``nbval/<chapter>.log``, ``acceptance.md`` and ``gpu-check.json`` (the device as what it is: name,
+catalogue entry, architecture, compute capability; every step's command, exit code and time; the
+acceptance table). Results are copied into ``ampere/data`` only on request (``--record-into``), and only
+those measured on a CUDA GPU.
 
-5. copies the results into ``ampere/data/`` (``--data``), and only those whose device is a real CUDA GPU
-   (a result's ``device.backend``), under their recorded-result names.
-
-Without a GPU it says so and exits 2, having run nothing. Exit 0: every step ran and no acceptance check
-failed (a 2:4 speedup below target with its measured reason counts as explained, not failed); 1 otherwise.
-The table and every step's command, exit code and time are also written to ``gpu-check.json`` in the
-temporary folder, whose path is printed.
+The acceptance levels: BF16 matmul at 8192^3 >= ``architecture.BF16_TARGET_PCT`` % of the dense peak;
+TF32 / strict FP32 >= 5x at 4096^3; HBM copy and the L2 knee (``hbm.check_acceptance``); 2:4 sparse
+>= 1.2x or the measured reason; the report within its budget. Without a GPU, ``--plan`` still prints the
+plan (exit 0) and a run says so and exits 2, having run nothing. Exit 0: every step that ran exited 0 and
+no acceptance check failed; 1 otherwise.
 """
 
 from __future__ import annotations
@@ -51,10 +52,23 @@ TF32_SIZE = 4096
 BF16_SIZE = 8192
 SPARSE_SPEEDUP_TARGET = 1.2
 REPORT_BUDGET_S = 180.0
-#: per-step limits (seconds): a bench in quick mode, the whole book under nbval, the report
-BENCH_TIMEOUT_S = 900
-BOOK_TIMEOUT_S = 3600
-REPORT_TIMEOUT_S = 900
+#: the whole check on one lease: 15 minutes with the machine's start, 10 minutes at most per command
+DEFAULT_BUDGET_S = 420.0
+#: the report's own budget inside gpu-check (--quick), seconds
+REPORT_TIME_BUDGET_S = 90.0
+#: estimated seconds of each step on one A100/H100-class GPU, process start (~8 s) included; estimates from
+#: the quick modes' warm-up and time limits, to be replaced by the times gpu-check.json records
+ENV_ESTIMATE_S = 5.0
+BENCH_ESTIMATES_S: dict[str, float] = {"matmul": 45.0, "tf32": 25.0, "hbm": 30.0, "kernels": 60.0,
+                                       "sparsity": 30.0, "mig": 20.0, "collectives": 15.0, "megatron": 30.0}
+REPORT_ESTIMATE_S = REPORT_TIME_BUDGET_S + 15.0
+#: GPU chapters under nbval, most useful first, with their estimated seconds on a GPU machine
+CHAPTER_ESTIMATES_S: dict[str, float] = {"reference-check": 40.0, "architecture": 60.0, "hbm": 60.0,
+                                         "tf32": 60.0, "sparsity": 60.0, "kernels": 90.0, "megatron": 90.0,
+                                         "mig": 60.0, "nvlink": 60.0}
+#: modules each kind of step imports (none of them is installed: a missing one skips the step)
+NEEDS: dict[str, tuple[str, ...]] = {"bench": ("ampere", "numpy", "torch"), "report": ("ampere", "numpy", "torch"),
+                                     "nbval": ("ampere", "numpy", "torch", "pytest", "nbval", "matplotlib")}
 
 PASS, FAIL, EXPLAINED, NOT_RUN, NOT_APPLICABLE = "PASS", "FAIL", "EXPLAINED", "NOT RUN", "n/a"
 
@@ -200,12 +214,86 @@ def passed(checks: Sequence[Check], steps: Sequence[Step]) -> bool:
 # ---------------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class Planned:
+    """One step of the plan: what runs, its estimate, and whether the budget lets it run."""
+
+    name: str
+    kind: str  # "env", "bench", "report" or "nbval"
+    command: list[str]
+    estimate_s: float
+    status: str = "run"  # "run", or why not: "over budget", "needs <module>"
+    output: str = ""  # the file (or folder) of the out folder it writes
+
+
+def missing_modules(names: Sequence[str]) -> list[str]:
+    """The modules of ``names`` this Python cannot import (found without importing them)."""
+    import importlib.util
+
+    out = []
+    for n in names:
+        try:
+            if importlib.util.find_spec(n) is None:
+                out.append(n)
+        except (ImportError, ValueError):
+            out.append(n)
+    return out
+
+
+def make_plan(out: Path, budget_s: float = DEFAULT_BUDGET_S, benches: Sequence[str] | None = None,
+              chapters: Sequence[str] | None = None, book: bool = True, report: bool = True,
+              python: str | None = None, available: Callable[[Sequence[str]], list[str]] = missing_modules
+              ) -> list[Planned]:
+    """The steps in order with their estimates; those that would pass ``budget_s`` are marked "over budget"
+    and those whose modules are missing "needs ..." (nothing is ever installed)."""
+    from ampere import cli
+
+    py = python or sys.executable
+    # in process: which modules each step needs are importable (recorded in gpu-check.json)
+    steps = [Planned("environment", "env", [], ENV_ESTIMATE_S, output="gpu-check.json")]
+    for name in benches or list(cli.BENCHES):
+        steps.append(Planned(f"bench {name}", "bench",
+                             [py, "-m", "ampere", "bench", name, "--quick", "--out", str(out / "benches" / f"{name}.json")],
+                             BENCH_ESTIMATES_S.get(name, 30.0), output=f"benches/{name}.json"))
+    if report:
+        steps.append(Planned("report", "report", [py, "-m", "ampere", "report", "--quick", "--time-budget",
+                                                  f"{REPORT_TIME_BUDGET_S:.0f}", "--out", str(out / "report"),
+                                                  "--record", str(out / "record")], REPORT_ESTIMATE_S, output="report/"))
+    if book:
+        for ch in chapters or list(CHAPTER_ESTIMATES_S):
+            steps.append(Planned(f"nbval {ch}", "nbval", [py, "-m", "pytest", "-q", "-p", "no:xdist",
+                                                         f"book/{ch}.ipynb"],
+                                 CHAPTER_ESTIMATES_S.get(ch, 60.0), output=f"nbval/{ch}.log"))
+    used = 0.0
+    for st in steps:
+        missing = available(NEEDS.get(st.kind, ()))
+        if missing:
+            st.status = f"needs {', '.join(missing)}"
+        elif used + st.estimate_s > budget_s:
+            st.status = "over budget"
+        else:
+            used += st.estimate_s
+    return steps
+
+
+def plan_table(steps: Sequence[Planned], budget_s: float) -> str:
+    """The plan as text: one line per step with its estimate, then the total of what will run."""
+    lines = [f"{'step':24s} {'estimate':>9s}  status", "-" * 60]
+    for st in steps:
+        lines.append(f"{st.name:24s} {st.estimate_s:7.0f} s  {st.status}")
+    total = sum(st.estimate_s for st in steps if st.status == "run")
+    lines += ["-" * 60, f"{'total (steps that run)':24s} {total:7.0f} s  of a {budget_s:.0f} s budget",
+              "(estimates; nothing is installed and nothing reaches the network)"]
+    return "\n".join(lines)
+
+
 def run_step(name: str, command: list[str], timeout_s: float) -> Step:
     """Run ``command`` from the repository root, streaming nothing, keeping the tail of its output."""
     print(f"gpu-check: {name}: {' '.join(command)}", flush=True)
     t0 = time.monotonic()
     try:
-        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL)
         code, text = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
         code = 124
@@ -238,65 +326,107 @@ def copy_gpu_results(paths: Sequence[Path], data_dir: Path) -> list[Path]:
     return written
 
 
-def main(argv: Sequence[str] | None = None, *, runner: Callable[[str, list[str], float], Step] = run_step) -> int:
-    from ampere import cli, device
+def device_record(info: Any) -> dict[str, Any]:
+    """The GPU as what it is: driver name, catalogue entry, architecture and compute capability."""
+    from ampere import specs
+
+    spec = info.spec
+    return {"name": info.name, "spec_name": info.spec_name, "architecture": spec.architecture if spec else None,
+            "compute_capability": list(info.compute_capability) if info.compute_capability else None,
+            "gpu_count": info.gpu_count, "driver": info.driver_version, "torch": info.torch_version,
+            "cuda": info.cuda_version, "catalogue": spec is not None and spec.name in specs.names()}
+
+
+def _parser() -> argparse.ArgumentParser:
+    from ampere import cli
 
     p = argparse.ArgumentParser(prog="tools/gpu_check.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--plan", action="store_true", help="print the steps, their estimates and the total, then exit")
+    p.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S,
+                   help=f"seconds for the whole run (default {DEFAULT_BUDGET_S:.0f})")
+    p.add_argument("--out", type=Path, default=Path("gpu-check-out"), help="the one folder every result goes to")
     p.add_argument("--benches", nargs="+", default=None, choices=sorted(cli.BENCHES),
                    help="which benchmarks (default: all)")
-    p.add_argument("--no-book", action="store_true", help="do not run the chapters under nbval")
+    p.add_argument("--chapters", nargs="+", default=None, choices=list(CHAPTER_ESTIMATES_S),
+                   help="which chapters under nbval, in this order (default: by usefulness)")
+    p.add_argument("--no-book", action="store_true", help="do not run chapters under nbval")
     p.add_argument("--no-report", action="store_true", help="do not run python -m ampere report")
-    p.add_argument("--no-copy", action="store_true", help="leave the results in the temporary folder only")
-    p.add_argument("--data", type=Path, default=ROOT / "ampere" / "data",
-                   help="where GPU results are recorded (default: ampere/data)")
-    args = p.parse_args(argv)
+    p.add_argument("--record-into", type=Path, default=None, metavar="DIR",
+                   help="also copy the GPU results into DIR under their recorded names (e.g. ampere/data)")
+    return p
 
+
+def main(argv: Sequence[str] | None = None, *, runner: Callable[[str, list[str], float], Step] = run_step) -> int:
+    from ampere import device
+
+    args = _parser().parse_args(argv)
+    if not (args.budget_s > 0 and args.budget_s < float("inf")):
+        print(f"gpu-check: --budget-s {args.budget_s} must be a finite positive number of seconds", file=sys.stderr)
+        return 2
+    out = args.out.resolve()
+    steps = make_plan(out, args.budget_s, args.benches, args.chapters, not args.no_book, not args.no_report)
+    if args.plan:
+        print(plan_table(steps, args.budget_s))
+        return 0
     info = device.probe()
     if info.backend != "cuda":
         print(f"gpu-check: no CUDA GPU on this machine ({info.label()}): nothing was run. "
-              "make gpu-check measures a real GPU; on a CPU, use make test.", file=sys.stderr)
+              "make gpu-check measures a real GPU; on a CPU, use make test (or --plan).", file=sys.stderr)
         return 2
-    print(f"gpu-check on {info.label()} ({info.spec_name or 'not in the catalogue'})", flush=True)
-    work = Path(tempfile.mkdtemp(prefix="ampere-gpu-check-"))
-    py = sys.executable
-    steps: list[Step] = []
+    gpu = device_record(info)
+    print(f"gpu-check on {info.label()}: {gpu['spec_name'] or 'not in the catalogue'}, "
+          f"{gpu['architecture'] or 'architecture unknown'}; every result in {out}", flush=True)
+    for sub in ("benches", "nbval", "record"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    done: list[Step] = []
     results_by_name: dict[str, dict[str, Any]] = {}
     outputs: dict[str, str] = {}
     paths: list[Path] = []
-    for name in args.benches or list(cli.BENCHES):
-        out = work / f"{name}.json"
-        step = runner(f"bench {name}", [py, "-m", "ampere", "bench", name, "--quick", "--out", str(out)],
-                      BENCH_TIMEOUT_S)
-        steps.append(step)
-        outputs[name] = step.output_tail
-        res = _load(out) if out.exists() else None
-        if res is not None:
-            results_by_name[name] = res
-            paths.append(out)
-    if not args.no_book:
-        steps.append(runner("book under nbval", [py, "-m", "pytest", "-q", "-p", "no:xdist", "book/"],
-                            BOOK_TIMEOUT_S))
-    report = None
-    if not args.no_report:
-        record = work / "record"
-        report = runner("report", [py, "-m", "ampere", "report", "--out", str(work / "report"),
-                                   "--record", str(record)], REPORT_TIMEOUT_S)
-        steps.append(report)
-        paths += sorted(record.glob("*.json")) if record.is_dir() else []
-    checks = acceptance(results_by_name, report, outputs)
-    written = [] if args.no_copy else copy_gpu_results(paths, args.data)
-    ok = passed(checks, steps)
-    print("\n" + table(checks) + "\n")
-    for s in steps:
-        print(f"  {s.name:24s} exit {s.returncode:3d}  {s.seconds:7.0f} s")
-        if s.returncode != 0:
-            print("    " + "\n    ".join(s.output_tail.strip().splitlines()[-15:]))
+    report_step = None
+    for st in steps:
+        left = args.budget_s - (time.monotonic() - t0)
+        if st.status == "run" and st.estimate_s > left:
+            st.status = "over budget"
+        if st.status != "run" or st.kind == "env":
+            continue
+        step = runner(st.name, st.command, max(5.0, left))
+        done.append(step)
+        if st.kind == "bench":
+            name = st.name.split()[1]
+            outputs[name] = step.output_tail
+            (out / "benches" / f"{name}.log").write_text(step.output_tail, encoding="utf-8")
+            res = _load(out / st.output) if (out / st.output).exists() else None
+            if res is not None:
+                results_by_name[name] = res
+                paths.append(out / st.output)
+        elif st.kind == "report":
+            report_step = step
+            paths += sorted((out / "record").glob("*.json"))
+        elif st.kind == "nbval":
+            (out / st.output).write_text(step.output_tail, encoding="utf-8")
+    checks = acceptance(results_by_name, report_step, outputs)
+    written = copy_gpu_results(paths, args.record_into) if args.record_into else []
+    ok = passed(checks, done)
+    text = table(checks)
+    (out / "acceptance.md").write_text(text + "\n", encoding="utf-8")
+    print("\n" + text + "\n")
+    for s_ in done:
+        print(f"  {s_.name:24s} exit {s_.returncode:3d}  {s_.seconds:7.0f} s")
+        if s_.returncode != 0:
+            print("    " + "\n    ".join(s_.output_tail.strip().splitlines()[-15:]))
+    for st in steps:
+        if st.status != "run":
+            print(f"  {st.name:24s} not run: {st.status}")
     for w in written:
         print(f"recorded: {w}")
-    summary = {"device": info.to_dict(), "checks": [asdict(c) for c in checks], "steps": [asdict(s) for s in steps],
+    env = {kind: missing_modules(mods) for kind, mods in NEEDS.items()}
+    summary = {"gpu": gpu, "device": info.to_dict(), "budget_s": args.budget_s, "missing_modules": env,
+               "elapsed_s": round(time.monotonic() - t0, 1), "plan": [asdict(st) for st in steps],
+               "checks": [asdict(c) for c in checks], "steps": [asdict(s_) for s_ in done],
                "recorded": [str(w) for w in written], "passed": ok}
-    (work / "gpu-check.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    print(f"gpu-check: {'PASSED' if ok else 'FAILED'}; details in {work / 'gpu-check.json'}")
+    (out / "gpu-check.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(f"gpu-check: {'PASSED' if ok else 'FAILED'}; everything in {out}")
     return 0 if ok else 1
 
 

@@ -11,9 +11,9 @@ from typing import Any
 from .. import check
 
 
-def _check_int(value: Any, name: str, minimum: int = 1) -> int:
-    """An integer >= ``minimum`` (NumPy integers accepted; bools, floats and strings refused): ampere.check."""
-    return check.integer(name, value, minimum=minimum)
+def _check_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """An integer in ``[minimum, maximum]`` (NumPy integers accepted; bools, floats and strings refused)."""
+    return check.integer(name, value, minimum=minimum, maximum=maximum)
 
 
 def _check_float(value: Any, name: str, lo: float = 0.0, hi: float | None = None,
@@ -29,4 +29,13 @@ def _check_float(value: Any, name: str, lo: float = 0.0, hi: float | None = None
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Divisors of ``n >= 1`` in increasing order (O(sqrt n))."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]

@@ -10,9 +10,10 @@ reference architecture [seed004]. Pure Python: no torch, no matplotlib.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .. import pricing
+from .. import check, pricing
 from .checks import _check_float, _check_int
 from .node import DGX_A100_320GB_LIST_PRICE_USD, DGX_A100_MAX_POWER_W
 
@@ -78,14 +79,68 @@ def ownership_usd_per_gpu_hour(own: Ownership = Ownership(), utilization: float 
 
 
 def break_even_utilization(cloud_usd_per_gpu_hour: float, own: Ownership = Ownership()) -> float:
-    """Utilisation above which owning is cheaper per busy GPU-hour than renting at the given price.
+    """Utilisation above which owning is cheaper per busy GPU-hour than renting at the given price, as a
+    ratio that is **not clipped**: a value above 1 means owning never breaks even, ``inf`` that energy alone
+    costs more than the cloud. :func:`break_even` says which in words; use it for a page.
 
-    Solves ``ownership_usd_per_gpu_hour(own, u) = price``. Returns ``inf`` when even energy alone costs
-    more than the cloud; a value above 1 means renting always wins.
+    Solves ``ownership_usd_per_gpu_hour(own, u) = price``. Chapter: *DGX A100 and the SuperPOD*, "Owning".
     """
+    if not isinstance(own, Ownership):
+        raise TypeError(f"own must be an Ownership, got {own!r}")
     price = _check_float(cloud_usd_per_gpu_hour, "cloud_usd_per_gpu_hour", lo_open=True)
     margin = price * own.gpus - own.energy_usd_per_busy_hour
     return float("inf") if margin <= 0 else own.fixed_usd_per_hour / margin
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """Renting at ``price_usd_per_gpu_hour`` against owning (chapter section "Owning"): the break-even
+    utilisation and the verdict, never a number clipped to 100 %."""
+
+    price_usd_per_gpu_hour: float
+    utilization: float  # unclipped ratio; > 1: owning never breaks even; inf: energy alone costs more
+    own_usd_per_gpu_hour_at_full_use: float  # owning's cost of a busy GPU-hour at 100 % utilisation
+
+    @property
+    def breaks_even(self) -> bool:
+        """True when some utilisation up to 100 % makes owning cheaper."""
+        return self.utilization <= 1.0
+
+    @property
+    def verdict(self) -> str:
+        """One sentence: "owning is cheaper above 50 % utilisation" or why it never is."""
+        if self.utilization == float("inf"):
+            return "owning never breaks even: its electricity alone costs more than renting"
+        if not self.breaks_even:
+            extra = 100 * (self.own_usd_per_gpu_hour_at_full_use / self.price_usd_per_gpu_hour - 1)
+            return (f"owning never breaks even: busy every hour of the year it still costs {extra:.1f} % more "
+                    "than renting")
+        return f"owning is cheaper above {100 * self.utilization:.0f} % utilisation"
+
+
+def break_even(cloud_usd_per_gpu_hour: float, own: Ownership = Ownership()) -> BreakEven:
+    """:func:`break_even_utilization` with its verdict (section "Owning"): says "never" when the
+    break-even utilisation is above 100 %, instead of a number that rounds to "100 %"."""
+    u = break_even_utilization(cloud_usd_per_gpu_hour, own)
+    return BreakEven(price_usd_per_gpu_hour=float(cloud_usd_per_gpu_hour), utilization=u,
+                     own_usd_per_gpu_hour_at_full_use=ownership_usd_per_gpu_hour(own, 1.0))
+
+
+def round_sig(value: float, digits: int = 2) -> float:
+    """``value`` rounded to ``digits`` significant figures (2: 2,872,618 -> 2,900,000). Money in the chapter is
+    shown this way: prices, utilisations and gaps are known to about two figures, not to the dollar."""
+    v = check.real("value", value)
+    n = _check_int(digits, "digits", maximum=15)
+    if v == 0:
+        return 0.0
+    return round(v, n - 1 - math.floor(math.log10(abs(v))))
+
+
+def cloud_offer(instance: str) -> pricing.PriceQuote:
+    """The 2023 8-GPU offer of :func:`cloud_offers` for an instance name (``"p4d.24xlarge"``)."""
+    offers = {q.instance: q for q in cloud_offers()}
+    check.one_of("instance", instance, sorted(offers))
+    return offers[instance]
 
 
 def training_time_s(params: float, tokens: float, gpus: int, achieved_flops_per_gpu: float,
@@ -138,7 +193,7 @@ def throughput_gap_cost(gap: float, gpus: int = 1000, usd_per_gpu_hour: float | 
     g = _check_float(gap, "gap", 0.0, 1.0, hi_open=True)
     n = _check_int(gpus, "gpus")
     if usd_per_gpu_hour is None:
-        usd_per_gpu_hour = pricing.quote("seed000-aws-p4d").usd_per_gpu_hour
+        usd_per_gpu_hour = cloud_offer("p4d.24xlarge").usd_per_gpu_hour
     price = _check_float(usd_per_gpu_hour, "usd_per_gpu_hour")
     lost = n * HOURS_PER_WEEK * g
     return GapCost(gap=g, gpus=n, usd_per_gpu_hour=price, lost_gpu_hours_per_week=lost,

@@ -12,10 +12,11 @@ from typing import Any, Iterable, Sequence
 
 from .. import pricing, results
 from .allreduce import GRADIENT_MODELS, all_reduce_scaling
-from .costs import Ownership, break_even_utilization, cloud_offers, ownership_usd_per_gpu_hour
-from .fabric import Fabric, fat_tree, two_level_max_nodes
+from .costs import Ownership, break_even, cloud_offers, ownership_usd_per_gpu_hour
+from .fabric import Fabric, fat_tree, three_level_max_nodes, two_level_max_nodes
 from .node import dgx_a100
 from .pod import scaling_table
+from .references import reference_counts, reference_designs
 from .rows import _label
 
 
@@ -86,8 +87,9 @@ def show_topology() -> None:
     plt.show()
 
 
-def show_switch_counts(node_counts: Iterable[int] = range(20, 561, 20)) -> None:
-    """Stacked leaf/spine/core switch counts and the counting lower bound (section "From 20 to 560")."""
+def show_switch_counts(node_counts: Iterable[int] = range(20, 2001, 20)) -> None:
+    """Stacked leaf/spine/core switch counts and the counting lower bound, 20 to 2,000 DGX A100 (section
+    "From 20 to 2,000 nodes")."""
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -95,17 +97,63 @@ def show_switch_counts(node_counts: Iterable[int] = range(20, 561, 20)) -> None:
     counts = scaling_table(node_counts)
     fig, ax = plots.figure("full")
     xs = [r["nodes"] for r in counts]
+    step = min(b - a for a, b in zip(xs, xs[1:])) if len(xs) > 1 else 20
     leaf, spine, core = ([r[k] for r in counts] for k in ("leaf", "spine", "core"))
-    ax.bar(xs, leaf, width=14, color="#9ccc3d", label="leaf")
-    ax.bar(xs, spine, width=14, bottom=leaf, color="#5a8f00", label="spine")
-    ax.bar(xs, core, width=14, bottom=[a + b for a, b in zip(leaf, spine)], color="#2f4a00", label="core")
-    ax.plot(xs, [r["lower_bound"] for r in counts], color="#222222", ls="none", marker="_", markersize=10,
-            markeredgewidth=2, label="counting lower bound")
-    ax.axvline(two_level_max_nodes() + 10, color="#888888", ls=":", lw=1)
-    ax.annotate("3 levels", xy=(two_level_max_nodes() + 14, max(leaf) * 2), fontsize=8, color="#555555")
+    ax.bar(xs, leaf, width=0.8 * step, color="#9ccc3d", label="leaf")
+    ax.bar(xs, spine, width=0.8 * step, bottom=leaf, color="#5a8f00", label="spine")
+    ax.bar(xs, core, width=0.8 * step, bottom=[a + b for a, b in zip(leaf, spine)], color="#2f4a00", label="core")
+    ax.plot(xs, [r["lower_bound"] for r in counts], color="#222222", ls="none", marker="_", markersize=5,
+            markeredgewidth=1.5, label="counting lower bound")
+    ax.axvline(two_level_max_nodes() + step / 2, color="#888888", ls=":", lw=1)
+    ax.annotate("3 levels", xy=(two_level_max_nodes() + step, max(r["switches"] for r in counts) * 0.55),
+                fontsize=8, color="#555555")
     ax.set_xlabel("DGX A100 nodes (SUs of 20)")
     ax.set_ylabel("40-port HDR switches")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+def _geometric_sus(max_su: int, points: int = 40) -> list[int]:
+    sus = {1, max_su}
+    for i in range(points):
+        sus.add(max(1, round(max_su ** (i / (points - 1)))))
+    return sorted(sus)
+
+
+def show_designs(max_gpus: int = 100_000) -> None:
+    """Switches per 1,000 GPUs of each reference design (model, lines) against its published component
+    table (markers), from one SU to the three-level limit or ``max_gpus`` (section "Four generations")."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    colors = {"dgx-a100": plots.gpu_color("A100-SXM4-80GB"), "dgx-h100": plots.gpu_color("H100-SXM5-80GB"),
+              "dgx-b200": "#1f77b4", "dgx-b300-xdr": "#e31a1c"}
+    dashes = {"dgx-h100": (0, (4, 2))}  # H100 and B200 share their parameters: the dashed line lies on the solid
+    fig, ax = plots.figure("full")
+    for d in reference_designs():
+        lim = three_level_max_nodes(d.rails, d.su_nodes, d.switch_ports) // d.su_nodes
+        max_su = max(1, min(lim, max_gpus // (d.su_nodes * d.gpus_per_node)))
+        gpus, per_k = [], []
+        for su in _geometric_sus(max_su):
+            f = d.fabric(su * d.su_nodes)
+            gpus.append(f.end_ports)
+            per_k.append(1000 * f.switches / f.end_ports)
+        color = colors.get(d.id, "#555555")
+        ax.plot(gpus, per_k, color=color, lw=1.6, ls=dashes.get(d.id, "-"),
+                label=f"{d.system} ({d.switch_ports}-port), model")
+        pub = [r for r in reference_counts(d.id)]
+        if pub:
+            ax.plot([r.nodes * d.gpus_per_node for r in pub],
+                    [1000 * (r.leaf_switches + r.spine_switches + (r.core_switches or 0)) / (r.nodes * d.gpus_per_node)
+                     for r in pub], color=color, **plots.PROVENANCE["published"],
+                    label=f"{d.system}, published table")
+    ax.set_xscale("log")
+    ax.set_xlabel("GPUs (one compute port each)")
+    ax.set_ylabel("switches per 1,000 GPUs")
+    ax.set_ylim(bottom=0)
+    plots.legend_outside(ax, fontsize=8)
     fig.tight_layout()
     plt.show()
 
@@ -176,7 +224,7 @@ def show_ownership(own: Ownership = Ownership()) -> list[dict[str, str]]:
     for offer in cloud_offers():
         by_price.setdefault(round(offer.usd_per_gpu_hour, 2), []).append(offer)
         rows.append({"offer": f"{offer.provider} {offer.instance}", "USD per GPU-hour": f"{offer.usd_per_gpu_hour:.2f}",
-                     "owning is cheaper above": f"{100 * break_even_utilization(offer.usd_per_gpu_hour, own):.0f} % utilisation",
+                     "break-even": break_even(offer.usd_per_gpu_hour, own).verdict,
                      "source": f"{_label(offer.source)}, price table"})
     styles = [("#e47911", "--"), ("#4285f4", ":"), ("#0078d4", "-."), ("#ff9900", (0, (5, 2, 1, 2)))]
     for (price, offers), (color, ls) in zip(sorted(by_price.items(), reverse=True), styles):

@@ -1,7 +1,7 @@
 """The DGX SuperPOD: node + fabric + power (:class:`SuperPOD`, :func:`superpod`, :func:`scaling_table`).
 
 Chapter: *DGX A100 and the SuperPOD -- from one box to Selene* (book/dgx-superpod.ipynb), sections "The
-SuperPOD as a model you can resize" and "From 20 to 560 nodes". ``superpod(nodes=140)`` is the reference
+SuperPOD as a model you can resize" and "From 20 to 2,000 nodes". ``superpod(nodes=140)`` is the reference
 140-node SuperPOD (1,120 GPUs) [nvidia2020superpod]. Pure Python: no torch, no matplotlib.
 """
 
@@ -40,7 +40,8 @@ class SuperPOD:
 
     @property
     def scalable_units(self) -> int:
-        return self.fabric.scalable_units
+        """SUs that hold nodes (the fabric may be built for more, see :func:`.fabric.fat_tree`)."""
+        return self.fabric.populated_scalable_units
 
     @property
     def leaf_switches(self) -> int:
@@ -126,12 +127,13 @@ def superpod(nodes: int = 140, gpu: str | specs.GPUSpec = "A100-SXM4-80GB", swit
 
 def scaling_table(node_counts: Iterable[int], **kwargs: Any) -> list[dict[str, Any]]:
     """One row per node count: GPUs, SUs, levels, switch counts, lower bound, cables, transceivers,
-    bisection (per direction) and power. Chapter section "From 20 to 560 nodes"."""
+    bisection (per direction) and power. Chapter section "From 20 to 2,000 nodes"."""
     rows = []
     for n in node_counts:
         pod = superpod(n, **kwargs)
         lb = switch_lower_bound(n, pod.fabric.rails, pod.fabric.su_nodes, pod.fabric.switch_ports)
-        rows.append({"nodes": pod.nodes, "gpus": pod.gpus, "su": pod.scalable_units, "levels": pod.fabric.levels,
+        rows.append({"nodes": pod.nodes, "gpus": pod.gpus, "su": pod.scalable_units,
+                     "su_built": pod.fabric.scalable_units, "levels": pod.fabric.levels,
                      "leaf": pod.leaf_switches, "spine": pod.spine_switches, "core": pod.core_switches,
                      "switches": pod.switches, "lower_bound": sum(lb.values()),
                      "cables": pod.fabric.cables_total, "transceivers": pod.transceivers,

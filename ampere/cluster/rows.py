@@ -1,8 +1,9 @@
 """The chapter's Markdown tables, one function per table; sources by author-year label, never a bib key.
 
 Chapter: *DGX A100 and the SuperPOD -- from one box to Selene* (book/dgx-superpod.ipynb): the node ("One
-box", "Peaks of one node", "Bandwidth inside and outside the box"), the pod ("From 20 to 560 nodes", "1,120
-GPUs and 700 petaFLOPS"), Selene, the all-reduce, the gap and MLPerf. Pure Python: no torch, no matplotlib
+box", "Peaks of one node", "Bandwidth inside and outside the box"), the pod ("From 20 to 2,000 nodes",
+"Four generations of SuperPOD", "Bisection bandwidth of each design", "Oversubscription", "1,120 GPUs and
+700 petaFLOPS"), Selene, the all-reduce, the gap and MLPerf. Pure Python: no torch, no matplotlib
 (:mod:`ampere.views` gives the labels).
 """
 
@@ -12,10 +13,12 @@ from typing import Any, Iterable, Sequence
 
 from .. import pricing
 from .allreduce import all_reduce_scaling
-from .costs import throughput_gap_cost
+from .costs import cloud_offer, round_sig, throughput_gap_cost
 from .node import DGXNode
+from .oversubscription import tapers
 from .pod import SuperPOD, scaling_table
 from .published import mlperf, selene
+from .references import design_limits, reference_designs
 
 
 def _label(key: str) -> str:
@@ -24,13 +27,20 @@ def _label(key: str) -> str:
     return views.cite_label(key)
 
 
+def _millions(usd: float) -> str:
+    """Two significant figures, in millions: 0.67, 2.9, 36."""
+    v = round_sig(usd) / 1e6
+    return f"{v:.2f}" if v < 1 else f"{v:.1f}" if v < 10 else f"{v:.0f}"
+
+
 def node_rows(*nodes: DGXNode) -> list[dict[str, str]]:
     """The DGX A100 configurations side by side (section "One box"); sources by author-year label."""
     if not nodes or not all(isinstance(n, DGXNode) for n in nodes):
         raise TypeError(f"nodes must be DGXNode values (from dgx_a100()), got {nodes!r}")
     items = [
         ("GPUs", lambda n: f"{n.gpus} x {n.gpu.name}"),
-        ("GPU memory", lambda n: f"{n.gpu_memory_bytes / 1e9:.0f} GB"),
+        ("GPU memory (physical)", lambda n: f"{n.gpu_memory_bytes / 2**30:.0f} GiB = {n.gpus} x "
+                                            f"{n.gpu.memory_bytes / 2**30:.0f} GiB"),
         ("NVSwitch (2nd generation)", lambda n: f"{n.nvswitches}"),
         ("CPUs", lambda n: f"{n.cpu_sockets} x {n.cpu_model} ({n.cpu_cores} cores)"),
         ("host memory", lambda n: f"{n.host_memory_bytes / 1e12:.0f} TB"),
@@ -68,11 +78,15 @@ def bandwidth_rows(node: DGXNode) -> list[dict[str, str]]:
     ]
 
 
-def scaling_rows(node_counts: Iterable[int] = (20, 40, 100, 120, 140, 280, 560)) -> list[dict[str, Any]]:
-    """:func:`scaling_table` formatted for the page."""
-    return [{"nodes": r["nodes"], "levels": r["levels"], "leaf": r["leaf"], "spine": r["spine"],
-             "core": r["core"], "switches": r["switches"], "bound": r["lower_bound"], "cables": r["cables"],
-             "bisection (TB/s)": f"{r['bisection_bytes_per_s'] / 1e12:.1f}", "power (kW)": f"{r['power_w'] / 1e3:.0f}"}
+def scaling_rows(node_counts: Iterable[int] = (20, 40, 100, 120, 140, 280, 560, 800, 820, 2000)
+                 ) -> list[dict[str, Any]]:
+    """:func:`scaling_table` formatted for the page (section "From 20 to 2,000 nodes"). "SU" gives the SUs
+    that hold nodes and, in brackets, the SUs the fabric is built for where no equal-multiplicity wiring
+    exists for the exact count. Two levels where "core" is 0; power is in the section "The power of a pod"."""
+    return [{"nodes": r["nodes"], "SU": str(r["su"]) if r["su"] == r["su_built"] else f"{r['su']} ({r['su_built']})",
+             "leaf": r["leaf"], "spine": r["spine"], "core": r["core"],
+             "switches": r["switches"], "bound": r["lower_bound"], "cables": f"{r['cables']:,}",
+             "bisection (TB/s)": f"{r['bisection_bytes_per_s'] / 1e12:.1f}"}
             for r in scaling_table(node_counts)]
 
 
@@ -106,8 +120,9 @@ def pod_all_reduce_rows(nodes: int = 140) -> list[dict[str, str]]:
 
 def gap_rows(gaps: Sequence[float] = (0.08, 0.10, 0.12), gpus: int = 1000) -> list[dict[str, str]]:
     """The reference-architecture gap calculator at the p4d price of 2023 and the 2026 marketplace range
-    (section "The reference-architecture gap")."""
-    p4d = pricing.quote("seed000-aws-p4d")
+    (section "The reference-architecture gap"). Dollars are rounded to two significant figures: the gap
+    (8-12 %) and the prices are known to about two figures, not to the dollar."""
+    p4d = cloud_offer("p4d.24xlarge")
     a100 = pricing.quote("seed003-a100-80gb")
     prices = [(f"p4d {p4d.date}, {p4d.usd_per_gpu_hour:.2f}", p4d.usd_per_gpu_hour),
               (f"marketplace {a100.date}, {a100.low:.2f}", a100.low),
@@ -119,7 +134,8 @@ def gap_rows(gaps: Sequence[float] = (0.08, 0.10, 0.12), gpus: int = 1000) -> li
             rows.append({"gap": f"{100 * gap:.0f}\u00a0%", "USD per GPU-hour": label,
                          "lost GPU-hours / week": f"{g.lost_gpu_hours_per_week:,.0f}",
                          "cluster-hours / week": f"{g.lost_cluster_hours_per_week:.1f}",
-                         "USD / week": f"{g.usd_per_week:,.0f}", "USD / year": f"{g.usd_per_year:,.0f}",
+                         "USD / week": f"{round_sig(g.usd_per_week):,.0f}",
+                         "USD / year": f"{_millions(g.usd_per_year)} million",
                          "longer runs": f"+{100 * g.extra_time_fraction:.1f} %"})
     return rows
 
@@ -143,4 +159,59 @@ def mlperf_rows() -> list[dict[str, str]]:
                                        f"against {p['versus']}" if "versus" in p and unit == "x" else "")
             rows.append({"round": p.get("round", ""), "what": what, "scale": scale, "GPU": r.gpu,
                          "value": f"{value:g} {unit_text}", "source": f"{_label(r.source)}, {r.where}"})
+    return rows
+
+
+def design_rows() -> list[dict[str, str]]:
+    """The SuperPOD reference architectures as fat-tree parameters (section "Four generations of SuperPOD")."""
+    rows = []
+    for d in reference_designs():
+        rows.append({"system": d.system, "nodes per SU": str(d.su_nodes), "rails": str(d.rails),
+                     "switch": d.switch, "radix": str(d.switch_ports),
+                     "GB/s per port": f"{d.port_bytes_per_s / 1e9:.0f}",
+                     "documented": f"{d.reference_nodes} nodes", "source": _label(d.source)})
+    return rows
+
+
+def limit_rows() -> list[dict[str, str]]:
+    """How far each design's switches go (section "How big can a fat tree get?"): nodes (GPUs)."""
+    rows = []
+    for d in reference_designs():
+        lim = design_limits(d)
+        g = d.gpus_per_node
+
+        def both(n: int) -> str:
+            return f"{n:,} ({n * g:,})" if n else "–"
+
+        rows.append({"design": d.system, "radix k": str(d.switch_ports), "two levels": both(lim["two_level_nodes"]),
+                     "three levels (= k³/4 ports)": both(lim["three_level_nodes"]),
+                     "largest published table row": both(lim["largest_published_nodes"]),
+                     "documented size": both(lim["reference_nodes"])})
+    return rows
+
+
+def bisection_rows() -> list[dict[str, str]]:
+    """Each design at its documented size: switches, cables and bisection bandwidth (section "Bisection")."""
+    rows = []
+    for d in reference_designs():
+        f = d.fabric()
+        rows.append({"design": f"{d.system}, {f.nodes} nodes", "GPUs": f"{f.end_ports:,}", "levels": str(f.levels),
+                     "leaf / spine / core": f"{f.leaf_switches} / {f.spine_switches} / {f.core_switches}",
+                     "cables": f"{f.cables_total:,}",
+                     "bisection (TB/s per direction)": f"{f.bisection_bytes_per_s / 1e12:.1f}",
+                     "per GPU of a half (GB/s)": f"{f.bisection_bytes_per_s / (f.end_ports / 2) / 1e9:.0f}"})
+    return rows
+
+
+def taper_rows(nodes: int = 140) -> list[dict[str, str]]:
+    """A pod's non-blocking tree beside 2:1 and 4:1 tapered ones (section "Oversubscription")."""
+    rows = []
+    for t in tapers(nodes):
+        f = t.fabric
+        rows.append({"leaf down : up": f"{f.su_nodes} : {f.leaf_up_ports}", "spine / core": f"{f.spine_switches} / {f.core_switches}",
+                     "switches": str(f.switches), "cables": f"{f.cables_total:,}",
+                     "bisection (TB/s)": f"{f.bisection_bytes_per_s / 1e12:.1f}",
+                     "ring all-reduce": f"{t.slowdowns['rail_ring']:.2f}x",
+                     "all-to-all": f"{t.slowdowns['all_to_all']:.2f}x",
+                     "SU permutation": f"{t.slowdowns['su_permutation']:.2f}x"})
     return rows

@@ -11,7 +11,7 @@ import statistics
 from typing import Any, Sequence
 
 from .. import specs
-from .extract import _MATMUL_LABEL, _gpu_id, _model_precision
+from .extract import _MATMUL_LABEL, _gpu_id, _model_precision, size_label
 
 #: A figure more than this fraction below the recorded reference of the same GPU is flagged.
 FLAG_THRESHOLD = 0.10
@@ -25,7 +25,9 @@ def compare(figures: Sequence[dict[str, Any]], gpu: str, recorded: Sequence[dict
     the same key on the same GPU (``None`` when nothing is recorded), ``pct_of_reference``, and ``flag``
     = the value falls more than ``threshold`` below the reference (above it, for figures where lower is
     better); ``others``: the same key recorded on other GPUs, with this value's ratio to theirs.
-    ``status`` is ``"ok"``, ``"below reference"`` or ``"no reference"``.
+    ``status`` is ``"ok"``, ``"below reference"`` or ``"no reference"``. A figure with a size (an
+    all-reduce: ``size_bytes``, also in its key) is compared only with references of the same size; each row
+    states the size on both sides (``size_bytes``, ``reference_sizes``).
     """
     if not 0 < threshold < 1:
         raise ValueError(f"threshold={threshold!r} must be a fraction between 0 and 1 (0.10 = 10 %)")
@@ -36,8 +38,10 @@ def compare(figures: Sequence[dict[str, Any]], gpu: str, recorded: Sequence[dict
     for fig in figures:
         value = float(fig["value"])
         model = fig.get("model")
-        same = [r for r in by_key.get(fig["key"], []) if r["gpu"] == gpu]
-        others = [r for r in by_key.get(fig["key"], []) if r["gpu"] != gpu]
+        size = size_of(fig)
+        sized = [r for r in by_key.get(fig["key"], []) if size_of(r) == size]
+        same = [r for r in sized if r["gpu"] == gpu]
+        others = [r for r in sized if r["gpu"] != gpu]
         ref = statistics.median(float(r["value"]) for r in same) if same else None
         higher = fig.get("higher_is_better", True)
         flag = False
@@ -53,6 +57,7 @@ def compare(figures: Sequence[dict[str, Any]], gpu: str, recorded: Sequence[dict
             "reference": ref, "reference_n": len(same),
             "reference_from": sorted({r["provenance"] for r in same}),
             "pct_of_reference": 100 * value / ref if ref else None,
+            "size_bytes": size, "reference_sizes": sorted({size_of(r) for r in same}, key=lambda x: x or 0),
             "flag": bool(flag), "status": "no reference" if ref is None else ("below reference" if flag else "ok"),
             "others": [{"gpu": g, "value": statistics.median(v), "n": len(v),
                         "ratio": value / statistics.median(v) if statistics.median(v) else None}
@@ -60,6 +65,14 @@ def compare(figures: Sequence[dict[str, Any]], gpu: str, recorded: Sequence[dict
             "warnings": list((fig.get("measurement") or {}).get("warnings") or []),
         })
     return rows
+
+
+def size_of(fig: Any) -> int | None:
+    """The message size of a figure (all-reduce: ``size_bytes``, or the last part of its key), else None."""
+    if fig.get("size_bytes") is not None:
+        return int(fig["size_bytes"])
+    parts = str(fig.get("key", "")).split("/")
+    return int(parts[2]) if parts[0] == "allreduce" and len(parts) == 3 and parts[2].isdigit() else None
 
 
 #: Device and software fields that explain why identical GPUs differ (the *Reference check* chapter).
@@ -103,7 +116,8 @@ def summary_rows(comparisons: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
             "figure": c["label"], "measured": f"{c['value']:.2f} {c['unit']}",
             "model": "-" if c["model"] is None else f"{c['model']:.1f} {c['unit']}",
             "% of model": fmt(c["pct_of_model"]),
-            "reference": "-" if c["reference"] is None else f"{c['reference']:.2f} (n={c['reference_n']})",
+            "reference": "-" if c["reference"] is None else f"{c['reference']:.2f} (n={c['reference_n']}"
+                         + (f", at {size_label(c['size_bytes'])})" if c.get("size_bytes") else ")"),
             "% of reference": fmt(c["pct_of_reference"]),
             "status": ("FLAG: " if c["flag"] else "") + c["status"], "other GPUs (recorded)": others,
         })

@@ -84,7 +84,9 @@ def _generic_figures(result: dict[str, Any]) -> list[dict[str, Any]]:
     for rec in result["records"]:
         if isinstance(rec, dict) and isinstance(rec.get("key"), str) and isinstance(rec.get("value"), (int, float)):
             fig = {k: rec.get(k) for k in ("probe", "key", "label", "value", "unit", "model", "model_label",
-                                             "higher_is_better", "flaggable", "measurement")}
+                                             "higher_is_better", "flaggable", "measurement", "size_bytes")}
+            if fig["size_bytes"] is None:
+                del fig["size_bytes"]
             if fig["flaggable"] is None:
                 del fig["flaggable"]
             fig["probe"] = fig["probe"] or rec["key"].split("/")[0]
@@ -195,7 +197,36 @@ def _hbm_result_figures(result: dict[str, Any]) -> list[dict[str, Any]]:
 # --- all-reduce across the GPUs of the machine -----------------------------------------------------------
 
 
-_ALLREDUCE_BYTES = 256 * 2**20
+#: all-reduce sizes on the busbw plateau, largest first: nccl-tests' bus bandwidth still rises at 512 MiB
+#: on 8 A100s (NCCL maintainer, nccl-tests#149) and 256 MiB is too small for the peak (nccl-tests#212)
+ALLREDUCE_SIZES: tuple[int, ...] = (8 * 2**30, 4 * 2**30)
+
+
+def allreduce_sizes(memory_bytes: float | None) -> list[int]:
+    """The plateau sizes a GPU of ``memory_bytes`` can all-reduce with room to spare (a quarter of its
+    memory per buffer), smallest first; 1 GiB when none fits (a GPU of less than 16 GiB)."""
+    fits = [s for s in ALLREDUCE_SIZES if memory_bytes and 4 * s <= memory_bytes]
+    return sorted(fits) or [2**30]
+
+
+def size_label(nbytes: int) -> str:
+    """``4294967296`` -> "4 GiB", ``268435456`` -> "256 MiB" (binary units, as nccl-tests' -e 4G means)."""
+    from .. import check
+
+    nbytes = check.nonneg_int("nbytes", nbytes)
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
+
+
+def allreduce_key(gpus: int, size_bytes: int) -> str:
+    """The figure key of an all-reduce of ``size_bytes`` per rank on ``gpus`` GPUs of one node: a comparison
+    pairs only figures of the same key, hence of the same size and GPU count."""
+    from .. import check
+
+    gpus, size_bytes = check.positive_int("gpus", gpus), check.positive_int("size_bytes", size_bytes)
+    return f"allreduce/n{int(gpus)}/{int(size_bytes)}"
 
 
 def _link_model(spec: specs.GPUSpec | None) -> tuple[float | None, str | None]:

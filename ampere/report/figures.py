@@ -138,8 +138,8 @@ def show_references(gpus: Sequence[str] = REFERENCE_GPUS) -> None:
     values it is compared with on each reference GPU, as a share of that GPU's model (figure + table)."""
     import matplotlib.pyplot as plt
 
-    from .. import plots, views
-    from ..tables import show_md
+    from .. import plots
+    from ..tables import markdown_table, show_md
 
     points = reference_points(gpus)
     fig, ax = plots.figure("full")
@@ -160,4 +160,51 @@ def show_references(gpus: Sequence[str] = REFERENCE_GPUS) -> None:
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     plt.show()
-    show_md(views.table(points, model_label="model", real_label="reference"))
+    rows = [{"GPU": p.gpu, "figure": p.what, "model": f"{p.model:,.0f}" if p.model else "-",
+             "reference": f"{p.real:,.0f}", "ratio": f"{p.ratio:.2f}" if p.ratio else "-",
+             "source": p.source.split(", ")[0] if p.kind == "published" else p.source}
+            for p in points]
+    show_md(markdown_table(rows))
+
+
+def show_cases(rows: Sequence[dict[str, Any]] | None = None) -> None:
+    """The published cases where one setting cost bandwidth between nodes: the bandwidth with the setting
+    wrong and right, and the share lost (:func:`ampere.report.case_rows`). Chapter: *The reference check*."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+    from .claims import case_rows
+
+    rows = list(case_rows() if rows is None else rows)
+    fig, ax = plots.figure("full")
+    fig.set_size_inches(7.0, 0.75 * len(rows) + 1.4)
+    ys = list(range(len(rows)))[::-1]
+    ax.barh([y + 0.18 for y in ys], [r["GB/s right"] for r in rows], height=0.34, color="#76b900",
+            label="setting right (or expected)")
+    ax.barh([y - 0.18 for y in ys], [r["GB/s wrong"] for r in rows], height=0.34, color="#c62828",
+            label="setting wrong")
+    for y, r in zip(ys, rows):
+        ax.text(r["GB/s wrong"] + 0.6, y - 0.18, f"-{100 * r['lost']:.0f} %", va="center", fontsize=8)
+    ax.set_yticks(ys, [f"{r['setting']}\n{r['system']}" for r in rows], fontsize=8)
+    ax.set_xlabel("bandwidth between nodes (GB/s)")
+    ax.set_xlim(0, 1.18 * max(r["GB/s right"] for r in rows))
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+
+
+def draw_findings(ax: Any, ranked: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> None:
+    """Horizontal bars: the expected loss of training throughput of each finding (the range as a lighter
+    bar), in rank order; findings no published figure sizes are listed with "unknown"."""
+    by = {r["name"]: r for r in rows}
+    ys = list(range(len(ranked)))[::-1]
+    for y, f in zip(ys, ranked):
+        loss = by[f["check"]].get("throughput_loss")
+        color = "#c62828" if f["status"] == "fail" else "#f9a825"
+        if loss is None:
+            ax.text(0.2, y, "unknown (no published figure sizes it)", va="center", fontsize=8, color="#555")
+            continue
+        ax.barh([y], [100 * loss[1]], color=color, alpha=0.35)
+        ax.barh([y], [100 * loss[0]], color=color)
+    ax.set_yticks(ys, [f"{f['rank']}. {f['check']} ({f['status']})" for f in ranked], fontsize=8)
+    ax.set_xlabel("expected loss of training throughput (%): dark = low end, light = high end")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 import os
+import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -21,19 +23,30 @@ from .figures import _png_base64, comparison_figure, model_figure, recorded_figu
 MODEL_FALLBACK_GPU = "A100-SXM4-80GB"
 
 
+#: the files one report writes, as one set (:func:`write_report_set`)
+REPORT_FILES: tuple[str, ...] = ("report.json", "report.html", "report.txt")
+
+
 def check_output_folder(out: str | os.PathLike[str]) -> Path:
-    """Create ``out`` if needed and prove it is writable (a temporary file is created and removed).
+    """Create ``out`` if needed and prove it (and the folder above it, where the next set is staged) is
+    writable; refuse a folder holding files a report did not write (the set replaces the whole folder).
 
     Raises ``ValueError`` naming the folder and the reason, before anything is measured.
     """
     folder = Path(out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe_path = tempfile.mkstemp(prefix=".ampere-report-", suffix=".tmp", dir=folder)
-        os.close(fd)
-        os.unlink(probe_path)
+        for where in (folder, folder.resolve().parent):
+            fd, probe_path = tempfile.mkstemp(prefix=".ampere-report-", suffix=".tmp", dir=where)
+            os.close(fd)
+            os.unlink(probe_path)
     except OSError as exc:
         raise ValueError(f"output folder {str(folder)!r} cannot be written: {exc.strerror or exc}") from None
+    foreign = sorted(p.name for p in folder.iterdir() if p.name not in REPORT_FILES)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
+        raise ValueError(f"output folder {str(folder)!r} holds files a report did not write ({shown}): the report "
+                         "replaces the whole folder, so give it a new or empty one")
     return folder
 
 
@@ -42,6 +55,63 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     from ..results import write_atomic
 
     return write_atomic(path, text)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unavailable."""
+    if sys.platform != "linux":
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def write_report_set(folder: str | os.PathLike[str], files: dict[str, str]) -> dict[str, Path]:
+    """Write a report's files as one set: a reader of ``folder`` finds the old set or the new one, never a mix.
+
+    The files are written and fsynced in a staging folder next to ``folder``, which then takes its place:
+    in one atomic exchange on Linux (the old set is removed after), else by two renames (for an instant
+    there is no folder, never a mixed one). An interruption before the swap leaves the old set and removes
+    the staging folder. Chapter: *The reference check*, "Running it".
+    """
+    folder = Path(folder)
+    unknown = sorted(set(files) - set(REPORT_FILES))
+    if unknown:
+        raise ValueError(f"files {unknown} are not report files; allowed: {', '.join(REPORT_FILES)}")
+    stage = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.resolve().parent))
+    try:
+        for name, text in files.items():
+            with open(stage / name, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(stage, 0o777 & ~_umask())
+        if not folder.exists():
+            os.rename(stage, folder)
+        elif _exchange(stage, folder):
+            shutil.rmtree(stage, ignore_errors=True)  # the old set, now at the staging path
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.resolve().parent))
+            os.rmdir(old)
+            os.rename(folder, old)
+            os.rename(stage, folder)
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return {name: folder / name for name in files}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 _CSS = """
@@ -72,8 +142,11 @@ def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
 
 def render_html(result: dict[str, Any], comparisons: Sequence[dict[str, Any]], plan_rows: Sequence[dict[str, Any]],
                 recorded: Sequence[dict[str, Any]], config_rows: Sequence[dict[str, Any]] = (),
-                images: bool = True) -> str:
-    """The self-contained HTML report (inline CSS, figures as base64 PNG)."""
+                images: bool = True, checks: Sequence[dict[str, Any]] = (),
+                ranked: Sequence[dict[str, Any]] = ()) -> str:
+    """The self-contained HTML report (inline CSS, figures as base64 PNG): findings ranked by expected
+    throughput loss, the configuration checks, then the measured figures against model and references."""
+    from .config_checks import check_rows
     dev = result["device"]
     esc = html.escape
     gpu = _gpu_id(dev)
@@ -101,6 +174,13 @@ def render_html(result: dict[str, Any], comparisons: Sequence[dict[str, Any]], p
                    "<b>No recorded reference for this GPU yet</b>: the figures are compared with the model only. "
                    "Contribute this report.json to make it the reference (see the Reference check chapter)")
         parts.append(f"<div class='{cls}'>{verdict}. {len(comparisons)} figures measured.</div>")
+    if checks:
+        parts.append("<h2>Findings, ranked by expected loss of training throughput</h2>")
+        parts.append(_table(ranked) if ranked else "<p class='ok'>No configuration check failed or warned.</p>")
+        parts.append("<h2>Configuration checks</h2><p class='muted'>Each check: what was read, the verdict and "
+                     "why; the chapter <i>The reference check</i> explains every setting.</p>")
+        parts.append(_table(check_rows(checks, wide=True), row_class=lambda r: "flag" if r["status"] == "fail"
+                            else ""))
     parts.append("<h2>Device</h2>")
     dev_rows = [{"field": k, "value": dev.get(k)} for k in (
         "name", "spec_name", "compute_capability", "gpu_count", "memory_bytes", "sm_count", "l2_bytes",

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .. import specs
-from .extract import _ALLREDUCE_BYTES, _hbm_figures, _link_model, _matmul_figures, _sparsity_figures
+from .extract import (_hbm_figures, _link_model, _matmul_figures, _sparsity_figures, allreduce_key, allreduce_sizes,
+                      size_label)
 
 @dataclass
 class ProbeContext:
@@ -139,27 +140,57 @@ def _allreduce_supported(info: Any) -> str | None:
 
 
 def _run_allreduce(ctx: ProbeContext) -> list[dict[str, Any]]:
-    from .. import interconnect
+    """NCCL all-reduce on the busbw plateau (4 and 8 GiB where memory allows), one figure per size."""
+    from .. import interconnect, launch
     from ..timing import Measurement
 
     n = min(int(ctx.info.gpu_count), 8)
-    ctx.progress(f"all-reduce of {_ALLREDUCE_BYTES >> 20} MiB on {n} GPUs (NCCL)")
-    from .. import launch
-
+    sizes = allreduce_sizes(ctx.info.memory_bytes)
+    ctx.progress(f"all-reduce of {', '.join(size_label(s) for s in sizes)} on {n} GPUs (NCCL)")
     # the longest launch.spawn can take is launch.max_wall_s(timeout): keep it inside the report's budget
     overhead = launch.max_wall_s(1.0) - 1.0
     timeout = max(20.0, min(120.0, ctx.time_left_s() - overhead))
-    run = interconnect.run_collective("all_reduce", [_ALLREDUCE_BYTES], n, backend="nccl",
+    run = interconnect.run_collective("all_reduce", sizes, n, backend="nccl",
                                       samples=10 if ctx.quick else 20, timeout_s=timeout)
     model, label = _link_model(ctx.spec)
     out = []
     for i, rec in enumerate(run.records):
         m: Measurement = run.measurement(i)
-        out.append({"probe": "allreduce", "key": f"allreduce/n{n}/{rec['size_bytes']}",
-                    "label": f"all-reduce busbw, {rec['size_bytes'] >> 20} MiB x {n} GPUs",
+        size = int(rec["size_bytes"])
+        out.append({"probe": "allreduce", "key": allreduce_key(n, size), "size_bytes": size,
+                    "label": f"all-reduce busbw, {size_label(size)} x {n} GPUs",
                     "value": rec["busbw_bytes_per_s"] / 1e9, "unit": "GB/s", "higher_is_better": True,
                     "model": model / 1e9 if model else None, "model_label": label, "measurement": m.to_dict()})
     return out
+
+
+# --- one transformer layer, forward and backward (the workload probe) ------------------------------------
+
+
+def _workload_supported(info: Any) -> str | None:
+    if _needs_cuda(info):
+        return _needs_cuda(info)
+    if not info.bf16_tensor:
+        return "not supported on this device: the BF16 layer needs BF16 tensor cores (compute capability 8.0+)"
+    return None
+
+
+def _run_workload(ctx: ProbeContext) -> list[dict[str, Any]]:
+    from .. import device as _device
+    from . import workload
+
+    shape = workload.layer_shape()
+    ctx.progress(f"one transformer layer fwd+bwd, BF16, hidden {shape.hidden}, seq {shape.seq} "
+                 f"({workload.REFERENCE_ROW} of Megatron-LM Table 1)")
+    res = workload.measure_layer(_device.torch_device(ctx.info), quick=ctx.quick)
+    flops = workload.layer_flops()
+    model = workload.predict_layer_s(ctx.spec) if ctx.spec is not None else None
+    return [{"probe": "workload", "key": f"workload/layer-{workload.REFERENCE_ROW}/bf16",
+             "label": f"layer fwd+bwd ({workload.REFERENCE_ROW} shape, BF16)", "value": flops / res["seconds"] / 1e12,
+             "unit": "TFLOP/s", "higher_is_better": True,
+             "model": flops / model / 1e12 if model else None,
+             "model_label": "Megatron model of this GPU (uncalibrated)" if model else None,
+             "measurement": res["measurement"]}]
 
 
 # --- HBM and L2 (module ampere.hbm) ----------------------------------------------------------------------
@@ -196,7 +227,10 @@ PROBES: tuple[Probe, ...] = (
           _needs_cuda, _run_l2_sweep, lambda quick: 10.0 if quick else 25.0),
     Probe("sparse-2to4", "2:4 sparse matmul (2:4 sparsity chapter)", ("ampere.sparsity:short_run",),
           _sparse_supported, _run_sparse, lambda quick: 20.0),
-    Probe("allreduce", "NCCL all-reduce across the GPUs (NVLink chapter)", ("ampere.interconnect:run_collective",),
+    Probe("workload", "One transformer layer, forward and backward, BF16 (Megatron chapter's model)",
+          ("ampere.megatron:estimate", "ampere.report.workload:measure_layer"), _workload_supported, _run_workload,
+          lambda quick: 8.0 if quick else 15.0),
+    Probe("allreduce", "NCCL all-reduce on the busbw plateau (NVLink chapter)", ("ampere.interconnect:run_collective",),
           _allreduce_supported, _run_allreduce, lambda quick: 30.0 if quick else 45.0),
 )
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import specs
-from .extract import _ALLREDUCE_BYTES, _MATMUL_LABEL, _link_model, _model_precision, _peak_label, recorded_figures
+from .extract import (_MATMUL_LABEL, _link_model, _model_precision, _peak_label, allreduce_key, recorded_figures,
+                      size_label)
 
 #: GPUs whose published figures form the reference table of the chapter (A100 first, then Hopper).
 REFERENCE_GPUS: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-80GB", "H100-SXM5-80GB",
@@ -29,8 +30,9 @@ def published_figures(gpus: Sequence[str] | None = None) -> list[dict[str, Any]]
 
     Same form as :func:`recorded_figures` (``key``, ``value``, ``gpu``, ``provenance``), so that
     :func:`compare` takes them as references beside the recorded results: square fixed-shape matmuls
-    (``matmul/<precision>/n<n>``), STREAM-type DRAM kernels (``hbm/<kernel>``) and 8-GPU all-reduce bus
-    bandwidth at 256 MiB and above (``allreduce/n8/<bytes>``). Chapter: *The reference check*.
+    (``matmul/<precision>/n<n>``), STREAM-type DRAM kernels (``hbm/<kernel>``) and single-node all-reduce
+    bus bandwidth at the size it was measured at (``allreduce/n<gpus>/<bytes>``, :func:`allreduce_points`).
+    Chapter: *The reference check*.
     """
     from .. import results
     from ..views import source_text
@@ -53,13 +55,48 @@ def published_figures(gpus: Sequence[str] | None = None) -> list[dict[str, Any]]
                 if fig in rec.figures:
                     out.append({"key": f"hbm/{kernel}", "value": float(rec.figures[fig]), "gpu": rec.gpu,
                                 "provenance": label, "created_utc": rec.date})
-        elif rec.benchmark == "all-reduce" and p.get("gpus") == 8 and p.get("nodes", 1) == 1:
-            # nccl-tests' large-message bus bandwidth (the plateau the report's 256 MiB probe sits on)
-            size = p.get("size_bytes", p.get("max_size_bytes"))
-            if "busbw_gb_per_s" in rec.figures and (size is None or size >= _ALLREDUCE_BYTES):
-                out.append({"key": f"allreduce/n8/{_ALLREDUCE_BYTES}", "value": float(rec.figures["busbw_gb_per_s"]),
-                            "gpu": rec.gpu, "provenance": label, "created_utc": rec.date})
+        elif rec.benchmark == "all-reduce":
+            out += [dict(f, provenance=label, created_utc=rec.date) for f in allreduce_points(rec)]
     return out
+
+
+def allreduce_points(rec: Any) -> list[dict[str, Any]]:
+    """Single-node all-reduce busbw points of a published record, each at the size it was measured at:
+    a record with a ``size_bytes`` parameter, or a curve (``size_bytes`` a list, ``busbw_gb_per_s`` a list
+    of the same length). A peak read off a sweep (``max_size_bytes`` only) or a statement without a size
+    gives no point: it cannot be paired with a probe of a known size (:func:`unsized_allreduce`)."""
+    p = rec.params
+    if rec.benchmark != "all-reduce" or p.get("nodes", 1) != 1 or not isinstance(p.get("gpus"), int):
+        return []
+    sizes, values = p.get("size_bytes"), rec.figures.get("busbw_gb_per_s")
+    if isinstance(sizes, (list, tuple)) and isinstance(values, (list, tuple)) and len(sizes) == len(values):
+        pairs = list(zip(sizes, values))
+    elif isinstance(sizes, int) and isinstance(values, (int, float)):
+        pairs = [(sizes, values)]
+    else:
+        return []
+    return [{"key": allreduce_key(p["gpus"], int(size)), "size_bytes": int(size), "value": float(v), "gpu": rec.gpu}
+            for size, v in pairs]
+
+
+def unsized_allreduce(gpus: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """Published single-node all-reduce bandwidths without the size they were read at (a sweep's peak, a
+    maintainer's figure): shown beside a report as context, never compared with a probe."""
+    from .. import results
+    from ..views import source_text
+
+    rows = []
+    for rec in results.records(benchmark="all-reduce", kind="published"):
+        p = rec.params
+        if (gpus is not None and rec.gpu not in gpus) or p.get("nodes", 1) != 1 or allreduce_points(rec):
+            continue
+        if "busbw_gb_per_s" not in rec.figures or not isinstance(rec.figures["busbw_gb_per_s"], (int, float)):
+            continue
+        sweep = f"peak of a sweep up to {size_label(p['max_size_bytes'])}" if p.get("max_size_bytes") else \
+            "size not stated"
+        rows.append({"GPU": rec.gpu, "GPUs": str(p.get("gpus", "?")), "busbw": f"{rec.figures['busbw_gb_per_s']:.0f} GB/s",
+                     "measured at": sweep, "source": source_text(rec)})
+    return rows
 
 
 def key_label(key: str) -> str:
@@ -70,7 +107,7 @@ def key_label(key: str) -> str:
     if parts[0] == "hbm" and len(parts) == 2:
         return f"DRAM bandwidth, {parts[1]} kernel"
     if parts[0] == "allreduce" and len(parts) == 3:
-        return f"all-reduce busbw, {parts[1][1:]} GPUs, {int(parts[2]) >> 20} MiB"
+        return f"all-reduce busbw, {parts[1][1:]} GPUs, {size_label(int(parts[2]))}"
     return key
 
 
@@ -118,12 +155,14 @@ def reference_points(gpus: Sequence[str] = REFERENCE_GPUS,
 # ---------------------------------------------------------------------------------------------------------
 
 
-#: figure-name ending -> (unit shown, factor from the stored unit to the shown one)
+#: figure-name ending -> (unit shown, factor from the stored unit to the shown one); longest endings first
 _UNITS: tuple[tuple[str, str, float], ...] = (
-    ("_tflop_per_s", "TFLOP/s", 1.0), ("_flop_per_s", "TFLOP/s", 1e-12), ("_gb_per_s", "GB/s", 1.0),
-    ("_tb_per_s", "GB/s", 1e3), ("_bytes_per_s", "GB/s", 1e-9), ("_tokens_per_s", "tokens/s", 1.0),
-    ("_samples_per_s", "samples/s", 1.0), ("_ms", "ms", 1.0), ("_us", "µs", 1.0), ("_s", "s", 1.0),
-    ("_ratio", "×", 1.0), ("_pct", "%", 1.0), ("_hours", "hours", 1.0), ("_minutes", "minutes", 1.0),
+    ("_tflop_per_s_per_gpu", "TFLOP/s/GPU", 1.0), ("_pflop_per_s", "PFLOP/s", 1.0),
+    ("_tflop_per_s", "TFLOP/s", 1.0), ("_gflop_per_w", "GFLOP/s/W", 1.0), ("_flop_per_s", "TFLOP/s", 1e-12),
+    ("_gb_per_s", "GB/s", 1.0), ("_tb_per_s", "GB/s", 1e3), ("_bytes_per_s", "GB/s", 1e-9),
+    ("_tokens_per_s", "tokens/s", 1.0), ("_samples_per_s", "samples/s", 1.0), ("_ms", "ms", 1.0),
+    ("_us", "µs", 1.0), ("_minutes", "minutes", 1.0), ("_hours", "hours", 1.0), ("_days", "days", 1.0),
+    ("_ratio", "×", 1.0), ("_pct", "%", 1.0), ("_s", "s", 1.0),
 )
 
 
@@ -135,20 +174,38 @@ def figure_unit(name: str) -> tuple[str, float]:
     return "", 1.0
 
 
-_IGNORED_PARAMS = {"m", "n", "k", "shape"}
+def _base(figure: str) -> str:
+    for suffix, _, _ in _UNITS:
+        if figure.endswith(suffix):
+            return figure[: -len(suffix)].replace("_", " ")
+    return figure.replace("_", " ")
 
 
 def _quantity(rec: Any, figure: str) -> str:
-    """A reader's name for what a published figure measures: benchmark, figure and the params that matter."""
-    base = figure
-    for suffix, _, _ in _UNITS:
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-            break
-    params = ", ".join(f"{k} {v}" for k, v in sorted(rec.params.items())
-                       if k not in _IGNORED_PARAMS and isinstance(v, (str, int, float)) and not isinstance(v, bool))
-    text = f"{rec.benchmark}: {base.replace('_', ' ')}".rstrip(": ")
-    return f"{text} ({params})" if params else text
+    """A short reader's name for what a published figure measures: the figure and the few parameters that
+    tell two measurements of it apart (precision and method of a matmul, program of a STREAM kernel, GPUs,
+    nodes and size of an all-reduce, model of a training run)."""
+    p, base = rec.params, _base(figure)
+    if rec.benchmark == "matmul":
+        how = {"mamf": "MAMF shape search", "sweep": "size sweep, best"}.get(p.get("method"))
+        if how is None and p.get("m") and p.get("m") == p.get("n") == p.get("k"):
+            how = f"{p['m']}³"
+        data = f", {p['data']} inputs" if p.get("data") else ""
+        return f"{str(p.get('precision', base)).upper()} matmul, {how or p.get('method', '')}{data}"
+    if rec.benchmark == "stream":
+        return f"{base} kernel ({p.get('program', '?')})"
+    if rec.benchmark == "all-reduce":
+        where = f"{p.get('gpus', '?')} GPUs" + (f", {p['nodes']} nodes" if (p.get("nodes") or 1) > 1 else "")
+        size = p.get("size_bytes")
+        if isinstance(size, int):
+            where += f", {size_label(size)}"
+        elif p.get("max_size_bytes"):
+            where += f", sweep to {size_label(p['max_size_bytes'])}"
+        return f"{base}, {where}"
+    if rec.benchmark == "training-throughput":
+        return f"{p.get('model', '?')}, {p.get('gpus', '?')} GPUs: {base}"
+    extra = ", ".join(f"{k} {v}" for k, v in sorted(p.items())[:2] if isinstance(v, (str, int, float)))
+    return f"{rec.benchmark}: {base}" + (f" ({extra})" if extra else "")
 
 
 @dataclass(frozen=True)
@@ -160,6 +217,8 @@ class Reference:
     unit: str
     values: tuple[float, ...]
     sources: tuple[str, ...]      # author-year labels with table/figure, one per value
+    benchmark: str = ""
+    labels: tuple[str, ...] = ()  # author-year labels alone, one per value
 
     @property
     def median(self) -> float:
@@ -179,9 +238,9 @@ def reference_table(gpus: Sequence[str] | None = REFERENCE_GPUS, benchmarks: Seq
     Chapter: *The reference check*, "The references".
     """
     from .. import results
-    from ..views import source_text
+    from ..views import cite_label, source_text
 
-    groups: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    groups: dict[tuple[str, str, str, str], list[tuple[float, str, str]]] = {}
     for rec in results.records(kind="published"):
         if gpus is not None and rec.gpu not in gpus:
             continue
@@ -191,22 +250,25 @@ def reference_table(gpus: Sequence[str] | None = REFERENCE_GPUS, benchmarks: Seq
             if isinstance(value, (list, tuple)):
                 continue
             unit, factor = figure_unit(name)
-            groups.setdefault((_quantity(rec, name), rec.gpu, unit), []).append((float(value) * factor,
-                                                                                 source_text(rec)))
+            groups.setdefault((rec.benchmark, _quantity(rec, name), rec.gpu, unit), []).append(
+                (float(value) * factor, source_text(rec), cite_label(rec.source)))
     order = {g: i for i, g in enumerate(gpus or ())}
-    out = [Reference(q, g, u, tuple(v for v, _ in rows), tuple(s for _, s in rows))
-           for (q, g, u), rows in groups.items()]
-    return sorted(out, key=lambda r: (r.quantity, order.get(r.gpu, len(order)), r.gpu))
+    out = [Reference(q, g, u, tuple(v for v, _, _ in rows), tuple(s for _, s, _ in rows), b,
+                     tuple(c for _, _, c in rows)) for (b, q, g, u), rows in groups.items()]
+    return sorted(out, key=lambda r: (r.benchmark, r.quantity, order.get(r.gpu, len(order)), r.gpu))
 
 
 def reference_rows(refs: Sequence[Reference]) -> list[dict[str, str]]:
-    """Markdown rows of :func:`reference_table` (numbers formatted, spread only where several sources)."""
+    """Narrow printable rows of :func:`reference_table`: GPU, what, value (median, with the range where
+    several sources publish it) and the author-year labels of the sources (where in each: the data file)."""
     def num(v: float) -> str:
         return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
 
     rows = []
     for r in refs:
-        spread = f"{num(min(r.values))}–{num(max(r.values))} ({100 * r.spread:.0f} %)" if len(r.values) > 1 else ""
-        rows.append({"quantity": r.quantity, "GPU": r.gpu, "published": f"{num(r.median)} {r.unit}",
-                     "sources": str(len(r.values)), "spread": spread, "from": "; ".join(dict.fromkeys(r.sources))})
+        value = f"{num(r.median)} {r.unit}".strip()
+        if len(r.values) > 1:
+            value += f" ({num(min(r.values))}–{num(max(r.values))})"
+        rows.append({"GPU": r.gpu, "what": r.quantity, "value": value,
+                     "source": "; ".join(dict.fromkeys(r.labels or r.sources))})
     return rows

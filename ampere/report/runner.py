@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import math
 import os
 import sys
 import time
@@ -17,8 +19,10 @@ from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from .comparison import FLAG_THRESHOLD, compare, config_differences, summary_rows
+from .config_checks import findings, judge_all
+from .config_facts import read_facts
 from .extract import _gpu_id, load_references, recorded_figures
-from .output import MODEL_FALLBACK_GPU, check_output_folder, render_html, write_text_atomic
+from .output import MODEL_FALLBACK_GPU, check_output_folder, render_html, write_report_set
 from .probes import PROBES, ProbeContext, plan, probe_names, select_probes
 from .progress import Progress
 from .references import published_figures
@@ -37,6 +41,9 @@ class ReportOutcome:
     json_path: Path
     html_path: Path
     record_path: Path | None = None  # the copy saved for contribution (``record=``)
+    text_path: Path | None = None  # report.txt, what the command prints
+    checks: list[dict[str, Any]] | None = None  # the configuration checks (config_checks.judge_all)
+    findings: list[dict[str, Any]] | None = None  # the checks that failed or warn, ranked
 
 
 def mig_scale(figures: list[dict[str, Any]], info: Any) -> tuple[list[dict[str, Any]], str | None]:
@@ -60,8 +67,9 @@ def mig_scale(figures: list[dict[str, Any]], info: Any) -> tuple[list[dict[str, 
     out = []
     for f in figures:
         f = dict(f)
-        if f.get("model") is not None and f["probe"] in ("matmul", "hbm-copy", "l2-sweep") and f.get("unit") != "x L2":
-            f["model"] *= compute if f["probe"] == "matmul" else memory
+        if f.get("model") is not None and f["probe"] in ("matmul", "workload", "hbm-copy", "l2-sweep") \
+                and f.get("unit") != "x L2":
+            f["model"] *= compute if f["probe"] in ("matmul", "workload") else memory
             f["model_label"] = f"{f.get('model_label')} x MIG {info.mig_instance} share"
         out.append(f)
     return out, (f"inside MIG instance {info.mig_instance}: models scaled to {peaks['sms']} of {spec.sm_count} SMs "
@@ -85,34 +93,51 @@ def _measurement_ok(fig: dict[str, Any]) -> bool:
 def run(out: str | os.PathLike[str], only: Sequence[str] | None = None, skip: Sequence[str] | None = None,
         quick: bool = False, time_budget_s: float = TIME_BUDGET_S, info: Any = None,
         references: Sequence[dict[str, Any]] | None = None, stream: TextIO | None = None,
-        images: bool = True, record: str | os.PathLike[str] | None = None) -> ReportOutcome:
-    """Probe, measure what is supported, compare, and write ``report.json`` and ``report.html`` in ``out``.
+        images: bool = True, record: str | os.PathLike[str] | None = None,
+        facts: dict[str, Any] | None = None) -> ReportOutcome:
+    """Check the configuration, probe and measure what is supported, compare, and write the report's files
+    (``report.json``, ``report.html``, ``report.txt``) in ``out`` as one set.
 
     ``references`` defaults to the results bundled in ``ampere/data``; the published measurements of the
     same GPU (:func:`published_figures`) are references too. ``info`` defaults to
-    ``ampere.device.probe()``. ``record``: a folder (e.g. ``ampere/data``) where the JSON is also saved
-    under its recorded-result name (``report-<gpu>-<date>.json``), for contributing it. Raises
-    ``ValueError`` for an unwritable folder or unknown probe names before measuring anything. A probe that
-    fails is reported as failed; the others still run.
+    ``ampere.device.probe()``, ``facts`` to :func:`ampere.report.read_facts` of this machine (the
+    configuration checks judge them). ``record``: a folder (e.g. ``ampere/data``) where the JSON is also
+    saved under its recorded-result name (``report-<gpu>-<date>.json``), for contributing it. Raises
+    ``ValueError`` for an unwritable folder, unknown probe names or a time budget that is not a finite
+    positive number, before measuring anything. A probe that fails is reported as failed; the others run.
     """
     from .. import device as _device
     from .. import results
 
-    if not isinstance(time_budget_s, (int, float)) or not time_budget_s > 0:
-        raise ValueError(f"time_budget_s={time_budget_s!r} must be a positive number of seconds")
+    if isinstance(time_budget_s, bool) or not isinstance(time_budget_s, (int, float)) \
+            or not math.isfinite(time_budget_s) or not time_budget_s > 0:
+        raise ValueError(f"time_budget_s={time_budget_s!r} must be a finite positive number of seconds")
     chosen = select_probes(only, skip)
     folder = check_output_folder(out)
-    record_folder = check_output_folder(record) if record is not None else None
+    record_folder = Path(record) if record is not None else None
+    if record_folder is not None:
+        try:
+            record_folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"record folder {str(record_folder)!r} cannot be created: {exc.strerror or exc}") \
+                from None
+        if not os.access(record_folder, os.W_OK):
+            raise ValueError(f"record folder {str(record_folder)!r} is not writable")
     t0 = time.monotonic()
     info = info or _device.probe()
     references = load_references() if references is None else list(references)
     plan_rows = plan(info, chosen)
     runnable = [p for p, r in zip(chosen, plan_rows) if r["status"] == "run"]
-    progress = Progress(len(runnable) + 1, stream=stream)
+    progress = Progress(len(runnable) + 2, stream=stream)
+    progress.update("reading the configuration (NVML, sysfs, procfs)")
+    facts = read_facts(info) if facts is None else facts
+    checks = judge_all(facts, info.spec_name if info.is_gpu else None)
+    ranked = findings(checks)
+    progress.update(f"{len(checks)} configuration checks, {len(ranked)} finding(s)", advance=1)
     figures: list[dict[str, Any]] = []
     notes: list[str] = []
     if not info.is_gpu:
-        notes.append(f"Nothing to measure on this machine ({info.label()}): model-only report.")
+        notes.append(f"No CUDA GPU in this run ({info.label()}): configuration checks and the model only.")
     for probe, row in zip(chosen, plan_rows):
         if row["status"] != "run":
             continue
@@ -150,6 +175,8 @@ def run(out: str | os.PathLike[str], only: Sequence[str] | None = None, skip: Se
     for fig, comp in zip(figures, comparisons):
         rec = {k: fig.get(k) for k in ("probe", "key", "label", "value", "unit", "model", "model_label",
                                         "higher_is_better", "flaggable")}
+        if fig.get("size_bytes") is not None:
+            rec["size_bytes"] = fig["size_bytes"]
         rec.update({k: comp[k] for k in ("pct_of_model", "reference", "reference_n", "pct_of_reference", "flag",
                                          "status")})
         if fig.get("measurement"):
@@ -158,26 +185,98 @@ def run(out: str | os.PathLike[str], only: Sequence[str] | None = None, skip: Se
     parameters = {"quick": quick, "only": list(only or []), "skip": list(skip or []),
                   "time_budget_s": time_budget_s, "flag_threshold": FLAG_THRESHOLD,
                   "probes": {r["probe"]: {"status": r["status"], "reason": r["reason"]} for r in plan_rows},
-                  "references": len(references), "elapsed_s": round(time.monotonic() - t0, 1)}
+                  "references": len(references)}
     result = results.make_result("report", info, parameters, records, notes)
+    result["checks"] = checks
+    result["findings"] = ranked
+    result["facts"] = facts
     result["parameters"]["elapsed_s"] = round(time.monotonic() - t0, 1)
-    progress.update("writing report.json and report.html")
-    page = render_html(result, comparisons, plan_rows, rec_figs, config_rows, images=images)
-    json_path = results.save(result, folder / "report.json")
-    html_path = write_text_atomic(folder / "report.html", page)
-    record_path = results.save(result, record_folder) if record_folder is not None else None
+    results.validate(result)
+    progress.update("writing report.json, report.html and report.txt")
+    page = render_html(result, comparisons, plan_rows, rec_figs, config_rows, images=images, checks=checks,
+                       ranked=ranked)
+    text = summary_text(result, comparisons, checks, ranked)
+    paths = write_report_set(folder, {"report.json": json.dumps(result, indent=1, allow_nan=False) + "\n",
+                                      "report.html": page, "report.txt": text})
+    record_path = results.save(result, str(record_folder) + os.sep) if record_folder is not None else None
     progress.close(f"done in {time.monotonic() - t0:.0f} s")
-    return ReportOutcome(result, comparisons, plan_rows, json_path, html_path, record_path)
+    return ReportOutcome(result, comparisons, plan_rows, paths["report.json"], paths["report.html"], record_path,
+                         paths["report.txt"], checks, ranked)
+
+
+def _wrap(text: str, width: int, indent: str) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent))
+
+
+def summary_text(result: dict[str, Any], comparisons: Sequence[dict[str, Any]], checks: Sequence[dict[str, Any]],
+                 ranked: Sequence[dict[str, Any]], width: int = 88) -> str:
+    """What ``python -m ampere report`` prints (and writes to report.txt): the findings ranked by expected
+    throughput loss with their fix, every configuration check with its status and why, then the figures."""
+    dev = result["device"]
+    who = (f"{dev.get('name', '?')} ({dev.get('spec_name') or 'not in the catalogue'})"
+           if dev.get("backend") == "cuda" else "this machine (no CUDA GPU)")
+    lines = [f"Reference check of {who}, {result['created_utc'][:16]}", ""]
+    lines.append(f"Findings, ranked by expected loss of training throughput ({len(ranked)}):")
+    for f in ranked:
+        lines.append(f"  {f['rank']}. {f['check']} [{f['status']}] expected loss {f['expected loss']}")
+        lines.append(_wrap(f"observed: {f['observed']}", width, "       "))
+        lines.append(_wrap(f"fix: {f['fix']}", width, "       "))
+    if not ranked:
+        lines.append("  none: no configuration check failed or warned")
+    lines += ["", f"Configuration checks ({len(checks)}):"]
+    for r in checks:
+        lines.append(f"  {r['name']} [{r['status']}] {r['title']}")
+        lines.append(_wrap(f"what: {r['what']}", width, "      "))
+        if r["status"] == "n/a" and r["observed"].startswith("no "):
+            verdict = r["detail"]  # "not applicable here: <why>"
+        else:
+            verdict = r["observed"] + (f": {r['detail']}" if r["detail"] else "")
+        lines.append(_wrap(f"read: {verdict}", width, "      "))
+    lines.append("")
+    if dev.get("backend") != "cuda":
+        lines.append(_wrap(f"No CUDA GPU: no probe ran. The HTML page shows the model of {MODEL_FALLBACK_GPU} "
+                           "and the published references.", width, ""))
+    else:
+        flagged = [c for c in comparisons if c["flag"]]
+        lines.append("Figures measured, against the model and the reference of the same size:")
+        for row in summary_rows(comparisons):
+            lines.append(f"  {row['figure'][:40]:40s} {row['measured']:>16s} {row['% of model']:>6s}% of model "
+                         f" {row['status']}")
+        lines.append(f"{len(comparisons)} figures measured, {len(flagged)} flagged (> {FLAG_THRESHOLD:.0%} below "
+                     "the recorded reference)")
+    return "\n".join(lines) + "\n"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line on stderr (exit 2) instead of usage + message."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _seconds(text: str) -> float:
+    """A finite positive number of seconds (``inf``, ``nan``, 0 and words are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite positive number of seconds")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m ampere report",
-        description="Run every measurement this GPU supports in a short mode and compare each figure with "
-                    "the model of the GPU and with the recorded results (flags: more than 10%% below the "
-                    "recorded reference of the same GPU). Writes report.json and report.html.")
+        description="Check the configuration of this machine (clocks, power, ECC, MIG, PCIe, NUMA, ACS/IOMMU, "
+                    "GPUDirect RDMA, NCCL, NVLink, versions, CPU governor), run every measurement this GPU "
+                    "supports in a short mode, and compare each figure with the model of the GPU and with "
+                    "references of the same size (flag: more than 10 % below the reference of the same GPU). "
+                    "Writes report.json, report.html and report.txt as one set.")
     p.add_argument("--out", type=Path, default=Path("ampere-report"),
-                   help="output folder for report.json and report.html (default: ./ampere-report)")
+                   help="output folder, replaced as a whole by each run (default: ./ampere-report)")
     p.add_argument("--only", nargs="+", metavar="PROBE", help=f"run only these probes ({', '.join(probe_names())})")
     p.add_argument("--skip", nargs="+", metavar="PROBE", help="do not run these probes")
     p.add_argument("--quick", action="store_true", help="shorter still: one size per measurement")
@@ -185,7 +284,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="folder of result JSON files to compare with, besides the ones bundled in ampere/data")
     p.add_argument("--record", type=Path, default=None, metavar="DIR",
                    help="also save the JSON in DIR under its recorded-result name (e.g. --record ampere/data)")
-    p.add_argument("--time-budget", type=float, default=TIME_BUDGET_S,
+    p.add_argument("--time-budget", type=_seconds, default=TIME_BUDGET_S, metavar="SECONDS",
                    help=f"skip probes that would not fit in this many seconds (default {TIME_BUDGET_S:.0f})")
     p.add_argument("--list", action="store_true", help="list the probes and whether this machine can run them")
     return p
@@ -194,7 +293,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m ampere report [--out DIR] [--only P ...] [--skip P ...] [--quick] [--reference DIR]``.
 
-    Exit codes: 0 written (flags do not change it), 2 bad usage or an output folder that cannot be written.
+    Prints the findings ranked by expected throughput loss, every configuration check with its status and
+    explanation, and the measured figures. Exit codes: 0 written (findings and flags do not change it),
+    2 bad usage or an output folder that cannot be written (one line on stderr, never a traceback).
     """
     from .. import device as _device
 
@@ -215,18 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    res = outcome.result
-    if res["device"].get("backend") != "cuda":
-        print(f"No CUDA GPU here: nothing to measure. Model-only report of {MODEL_FALLBACK_GPU} and the "
-              f"recorded results written.")
-    else:
-        flagged = [c for c in outcome.comparisons if c["flag"]]
-        for row in summary_rows(outcome.comparisons):
-            print(f"  {row['figure'][:44]:44s} {row['measured']:>18s}  {row['% of model']:>6s}% of model  "
-                  f"{row['status']}")
-        print(f"{len(outcome.comparisons)} figures measured, {len(flagged)} flagged "
-              f"(> {FLAG_THRESHOLD:.0%} below the recorded reference)")
-    print(f"report written to {outcome.json_path} and {outcome.html_path}")
+    print(outcome.text_path.read_text(encoding="utf-8"), end="")
+    print(f"report written to {outcome.json_path.parent}/ (report.json, report.html, report.txt)")
     if outcome.record_path is not None:
         print(f"recorded result written to {outcome.record_path} (see CONTRIBUTING.md to contribute it)")
     return 0

@@ -58,3 +58,32 @@ def test_throughput_gap_cost():
             cl.throughput_gap_cost(bad)
     with pytest.raises(TypeError, match="gap must be a number"):
         cl.throughput_gap_cost("x")
+
+
+def test_break_even_says_never_instead_of_rounding_to_100_percent():
+    # the exercise: 1.50 USD per GPU-hour with 50,000 USD a year of operating cost
+    be = cl.break_even(1.50, cl.Ownership(opex_usd_per_year=50_000))
+    assert be.utilization > 1 and not be.breaks_even
+    assert be.verdict.startswith("owning never breaks even") and "100 %" not in be.verdict
+    assert be.own_usd_per_gpu_hour_at_full_use > 1.50
+    ok = cl.break_even(1.50)
+    assert ok.breaks_even and ok.verdict == f"owning is cheaper above {100 * ok.utilization:.0f} % utilisation"
+    assert ok.utilization == cl.break_even_utilization(1.50)
+    cheap = cl.break_even(0.01)
+    assert cheap.utilization == float("inf") and "electricity" in cheap.verdict
+    with pytest.raises(TypeError, match="own"):
+        cl.break_even_utilization(1.5, "owned")
+    with pytest.raises(ValueError, match="cloud_usd_per_gpu_hour"):
+        cl.break_even(0.0)
+
+
+def test_round_sig_and_cloud_offer():
+    assert cl.round_sig(2_872_618) == 2_900_000 and cl.round_sig(2_872_618, 3) == 2_870_000
+    assert cl.round_sig(0.0) == 0.0 and cl.round_sig(-1234.0) == -1200.0 and cl.round_sig(0.01234) == 0.012
+    with pytest.raises(TypeError, match="value"):
+        cl.round_sig("12")
+    with pytest.raises(ValueError, match="digits"):
+        cl.round_sig(12.0, 0)
+    assert cl.cloud_offer("p4d.24xlarge").instance == "p4d.24xlarge"
+    with pytest.raises(ValueError, match="instance"):
+        cl.cloud_offer("p5.48xlarge")

@@ -157,9 +157,60 @@ def test_uneven_two_level_wiring_would_block():
 
 def test_two_levels_up_to_800_ports():
     assert cl.two_level_max_nodes() == 100  # 40 leaves x 20 ports = 800 = 40**2 / 2 end ports
-    assert cl.fat_tree(100).levels == 2 and cl.fat_tree(100).end_ports == 800
+    assert cl.fat_tree(100).levels == 2 and cl.fat_tree(100).end_ports == 800 == cl.fat_tree_max_ports(40, 2)
     assert cl.fat_tree(101).levels == 3
     assert cl.fat_tree(140).end_ports == 1120 > 40**2 // 2
+
+
+@pytest.mark.parametrize("k,rails,su", [(40, 8, 20), (64, 8, 32), (144, 8, 72), (16, 4, 8), (36, 2, 18)])
+def test_three_levels_reach_the_textbook_k_cubed_over_four(k, rails, su):
+    # with su_nodes = k/2 the model wires k^3/4 ports, the textbook maximum of a three-level fat tree
+    n = cl.three_level_max_nodes(rails, su, k)
+    assert n * rails == cl.fat_tree_max_ports(k, 3) == k**3 // 4
+    f = cl.fat_tree(n, rails=rails, su_nodes=su, switch_ports=k)
+    assert f.levels == 3 and f.end_ports == k**3 // 4
+    assert (f.leaf_switches, f.spine_switches, f.core_switches) == (k * k // 2, k * k // 2, k * k // 4)
+    with pytest.raises(ValueError, match=f"at most {n} nodes"):
+        cl.fat_tree(n + 1, rails=rails, su_nodes=su, switch_ports=k)
+
+
+def test_fat_tree_max_ports_is_two_times_half_radix_to_the_levels():
+    assert [cl.fat_tree_max_ports(40, n) for n in (1, 2, 3)] == [40, 800, 16000]
+    assert cl.fat_tree_max_ports(64, 3) == 65536
+    with pytest.raises(ValueError, match="levels"):
+        cl.fat_tree_max_ports(40, 4)
+    with pytest.raises(TypeError, match="switch_ports"):
+        cl.fat_tree_max_ports("40", 2)
+
+
+def test_unwireable_su_counts_are_built_for_a_larger_fabric():
+    # 41 SUs of DGX A100 (328 leaves) have no equal-multiplicity three-level wiring on 40-port switches:
+    # every pod size leaves a remainder whose gcd forces more than 40 cables onto a core
+    f = cl.fat_tree(41 * 20)
+    assert f.populated_scalable_units == 41 < f.scalable_units
+    assert f.leaf_switches == f.scalable_units * 8 and f.nodes == 820
+    assert f.ports()["leaf"]["spare"] == f.leaf_switches * 40 - 820 * 8 - f.leaf_switches * 20
+    assert "fabric built for" in f.summary()
+    lb = cl.switch_lower_bound(820)
+    assert lb["leaf"] == 41 * 8 and f.switches >= sum(lb.values())
+    # a wireable count is built as it is
+    g = cl.fat_tree(42 * 20)
+    assert g.scalable_units == g.populated_scalable_units == 42
+
+
+@pytest.mark.parametrize("k,rails,su,up", [(12, 3, 6, 6), (16, 4, 8, 4), (10, 2, 5, 5), (8, 1, 4, 2), (24, 8, 12, 12)])
+def test_random_radices_are_non_blocking_by_max_flow(k, rails, su, up):
+    # for every SU count up to the three-level limit: the wiring uses no port twice, and the flow between
+    # the first and the second half of the SUs equals what the leaves' uplinks allow
+    limit = cl.three_level_max_nodes(rails, su, k, up) // su
+    for n_su in sorted({2, limit // 2, limit - 1, limit} - {0, 1}):
+        f = cl.fat_tree(n_su * su, rails=rails, su_nodes=su, switch_ports=k, uplinks_per_leaf=up)
+        use = _port_use(f)
+        assert all(u["down"] + u["up"] <= k for u in use.values())
+        half = n_su // 2
+        left = [f"node{i}.{r}" for i in range(half * su) for r in range(rails)]
+        right = [f"node{i}.{r}" for i in range(half * su, 2 * half * su) for r in range(rails)]
+        assert _max_flow(f, left, right) == len(left) * up // su
 
 
 @pytest.mark.parametrize("nodes", [1, 20, 40, 100, 140, 200, 280, 560, 800])
@@ -180,15 +231,36 @@ def test_partial_scalable_unit_builds_whole_su():
 
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"nodes": 0}, ValueError, "nodes"), ({"nodes": -3}, ValueError, "nodes"), ({"nodes": 1.5}, TypeError, "nodes"),
-    ({"nodes": True}, TypeError, "nodes"),
+    ({"nodes": True}, TypeError, "nodes"), ({"nodes": "20"}, TypeError, "nodes"),
     ({"nodes": 20, "switch_ports": 38}, ValueError, "switch_ports"),
     ({"nodes": 20, "switch_ports": 1}, ValueError, "switch_ports"),
+    ({"nodes": 20, "switch_ports": 0}, ValueError, "switch_ports"),
+    ({"nodes": 20, "switch_ports": 10**6}, ValueError, "switch_ports"),
+    ({"nodes": 20, "switch_ports": "40"}, TypeError, "switch_ports"),
+    ({"nodes": 20, "su_nodes": "8"}, TypeError, "su_nodes"),
+    ({"nodes": 20, "su_nodes": 0}, ValueError, "su_nodes"),
+    ({"nodes": 20, "rails": 10**12}, ValueError, "rails"),
+    ({"nodes": 20, "uplinks_per_leaf": 21}, ValueError, "uplinks_per_leaf"),
+    ({"nodes": 20, "uplinks_per_leaf": 0}, ValueError, "uplinks_per_leaf"),
+    ({"nodes": 20, "port_bytes_per_s": 0}, ValueError, "port_bytes_per_s"),
     ({"nodes": 20, "optical_tiers": ("core",)}, ValueError, "optical_tiers"),
-    ({"nodes": 10_000}, ValueError, "three levels"),
+    ({"nodes": 20, "optical_tiers": "node_leaf"}, TypeError, "optical_tiers"),
+    ({"nodes": 2001}, ValueError, "three levels"),
 ])
 def test_fabric_bad_input(kwargs, error, match):
     with pytest.raises(error, match=match):
         cl.fat_tree(**kwargs)
+
+
+@pytest.mark.parametrize("fn", [cl.two_level_max_nodes, cl.three_level_max_nodes])
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"su_nodes": "8"}, TypeError, "su_nodes"), ({"switch_ports": 0}, ValueError, "switch_ports"),
+    ({"rails": 10**12}, ValueError, "rails"), ({"switch_ports": 10**12}, ValueError, "switch_ports"),
+    ({"rails": True}, TypeError, "rails"), ({"su_nodes": 21}, ValueError, "switch_ports"),
+])
+def test_limits_bad_input(fn, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        fn(**kwargs)
 
 
 def test_leaf_of_is_rail_optimised():
@@ -216,8 +288,29 @@ def test_huge_pods_are_refused_before_anything_is_built():
     import time
 
     t0 = time.perf_counter()
-    with pytest.raises(ValueError, match="nodes=1000000000 needs more than three levels.*at most 800 nodes"):
+    with pytest.raises(ValueError, match="nodes=1000000000 needs more than three levels.*at most 2000 nodes"):
         cl.superpod(10**9)
-    with pytest.raises(ValueError, match="at most 800 nodes"):
+    with pytest.raises(ValueError, match="at most 2000 nodes"):
         cl.fat_tree(10**12)
-    assert time.perf_counter() - t0 < 1.0
+    with pytest.raises(ValueError, match="switch_ports"):
+        cl.fat_tree(10**12, switch_ports=10**9)
+    assert cl.three_level_max_nodes(64, 1, 512) == 512 * 256 // 64  # largest radix: k pods of k/2 leaves
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_wiring_refuses_to_list_a_huge_fabric():
+    f = cl.fat_tree(2000)
+    with pytest.raises(ValueError, match="max_bundles"):
+        f.wiring(max_bundles=1000)
+
+
+def test_oversubscribed_tree_halves_the_bisection():
+    full, taper = cl.fat_tree(40), cl.fat_tree(40, uplinks_per_leaf=10)
+    assert taper.oversubscription == 2.0 and full.oversubscription == 1.0
+    assert taper.bisection_bytes_per_s == full.bisection_bytes_per_s / 2
+    assert taper.cables["leaf_spine"] == full.cables["leaf_spine"] // 2
+    first = [f"node{i}.{r}" for i in range(20) for r in range(8)]
+    second = [f"node{i}.{r}" for i in range(20, 40) for r in range(8)]
+    assert _max_flow(taper, first, second) == 80 == len(first) // 2
+    assert _max_flow(full, first, second) == 160
+    assert "20 down / 10 up" in taper.summary()

@@ -37,3 +37,23 @@ def test_ownership_figure_draws_one_line_per_price_and_rows_per_offer(monkeypatc
     assert any(" and " in lab for lab in labels) == (len(prices) < len(offers))  # shared prices share a line
     assert ax.get_yscale() == "linear"
     plt.close("all")
+
+
+def test_design_figure_has_a_model_line_per_design_and_published_markers(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figs = []
+    monkeypatch.setattr(plt, "show", lambda: figs.append(plt.gcf()))
+    cl.show_designs()
+    ax = figs[0].axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert sum(lab.endswith("model") for lab in labels) == len(cl.reference_designs())
+    assert sum(lab.endswith("published table") for lab in labels) == 3  # A100: no table retrieved
+    assert ax.get_xscale() == "log"
+    cl.show_switch_counts(range(20, 201, 20))
+    ax2 = figs[1].axes[0]
+    assert len(ax2.patches) == 3 * 10  # leaf, spine and core bars for 10 sizes
+    plt.close("all")

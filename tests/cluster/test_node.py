@@ -27,7 +27,10 @@ def test_node_peaks_are_eight_gpus(gpu):
 def test_node_configurations_differ_by_memory_and_storage_only():
     small, big = cl.dgx_a100("A100-SXM4-40GB"), cl.dgx_a100("A100-SXM4-80GB")
     assert (small.name, big.name) == ("DGX A100 320GB", "DGX A100 640GB")
-    assert small.gpu_memory_bytes == 320e9 and big.gpu_memory_bytes == 640e9
+    # NVIDIA's "320GB" and "640GB" are 8 x 40 GiB and 8 x 80 GiB of physical HBM (binary units)
+    assert small.gpu_memory_bytes == 320 * 2**30 and big.gpu_memory_bytes == 640 * 2**30
+    row = next(r for r in cl.node_rows(small, big) if r[""].startswith("GPU memory"))
+    assert row["DGX A100 320GB"] == "320 GiB = 8 x 40 GiB" and row["DGX A100 640GB"] == "640 GiB = 8 x 80 GiB"
     assert (small.host_memory_bytes, big.host_memory_bytes) == (1e12, 2e12)
     assert (small.data_storage_bytes, big.data_storage_bytes) == (15e12, 30e12)
     assert small.nics == 9 and big.nics == 10  # the seed's "nine NICs" is the 320GB system

@@ -38,7 +38,7 @@ def test_superpod_peaks_and_power():
     assert pod.power_w == pytest.approx(140 * 6500 + pod.switches * cl.SWITCH_POWER_W_ASSUMED)
     assert cl.superpod(140, switch_power_w=0).power_w == 140 * 6500
     assert pod.bisection_bytes_per_s == pytest.approx(14e12)
-    assert pod.gpu_memory_bytes == 1120 * 40e9
+    assert pod.gpu_memory_bytes == 1120 * 40 * 2**30  # physical HBM, binary units
 
 
 def test_scaling_table_rows():

@@ -54,3 +54,39 @@ def test_fp64_label_and_configuration_fields():
     ref = _report_result({"matmul/bf16/n8192": 700.0}, info=_info(ecc_enabled=False))
     rows = comparison.config_differences(_info(ecc_enabled=True).to_dict(), [ref])
     assert {"field": "ECC enabled", "this machine": True, "reference": False}.items() <= rows[0].items()
+
+
+def test_an_all_reduce_is_never_compared_with_a_reference_of_another_size():
+    """The probe runs on the busbw plateau (4 and 8 GiB); references at 256 MiB, at another GPU count, or
+    without a size (a sweep's peak) are never paired with it, and every row states the sizes."""
+    from ampere import results
+    from ampere.report import references
+
+    gib4, gib8, mib256 = 4 * 2**30, 8 * 2**30, 256 * 2**20
+    figs = [{"probe": "allreduce", "key": extract.allreduce_key(8, s), "size_bytes": s, "label": "ar",
+             "value": 200.0, "unit": "GB/s"} for s in (gib4, gib8)]
+    refs = [{"key": extract.allreduce_key(8, mib256), "size_bytes": mib256, "value": 150.0, "gpu": "A100-SXM4-80GB",
+             "provenance": "p"},
+            {"key": extract.allreduce_key(8, gib4), "size_bytes": gib4, "value": 232.0, "gpu": "A100-SXM4-80GB",
+             "provenance": "p"},
+            {"key": extract.allreduce_key(4, gib8), "size_bytes": gib8, "value": 240.0, "gpu": "A100-SXM4-80GB",
+             "provenance": "p"},
+            # a forged record whose key says 8 GiB but whose size is 256 MiB: refused on the size
+            {"key": extract.allreduce_key(8, gib8), "size_bytes": mib256, "value": 100.0, "gpu": "A100-SXM4-80GB",
+             "provenance": "p"}]
+    rows = {r["size_bytes"]: r for r in comparison.compare(figs, "A100-SXM4-80GB", refs)}
+    assert rows[gib4]["reference"] == 232.0 and rows[gib4]["reference_sizes"] == [gib4]
+    assert rows[gib8]["reference"] is None and rows[gib8]["status"] == "no reference"
+    for r in rows.values():
+        assert all(s == r["size_bytes"] for s in r["reference_sizes"])
+    assert "at 4 GiB" in comparison.summary_rows([rows[gib4]])[0]["reference"]
+    # published all-reduce records: a point only where the size it was read at is known
+    for rec in results.records(benchmark="all-reduce", kind="published"):
+        for point in references.allreduce_points(rec):
+            assert point["key"] == extract.allreduce_key(rec.params["gpus"], point["size_bytes"])
+    sized = {f["key"] for f in references.published_figures() if f["key"].startswith("allreduce/")}
+    assert all(comparison.size_of({"key": k}) for k in sized)
+    context = references.unsized_allreduce(["A100-SXM4-80GB", "H200-SXM-141GB"])
+    assert {r["measured at"] for r in context} >= {"peak of a sweep up to 4 GiB", "size not stated"}
+    assert extract.allreduce_sizes(80 * 2**30) == [gib4, gib8] and extract.allreduce_sizes(20e9) == [gib4]
+    assert extract.allreduce_sizes(None) == [2**30] and extract.size_label(mib256) == "256 MiB"

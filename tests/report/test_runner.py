@@ -29,14 +29,16 @@ def test_cpu_model_only_run(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("AMPERE_DEVICE", "cpu")
     assert runner.main(["--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr()
-    assert "nothing to measure" in out.out and "[" in out.err  # the progress bar goes to stderr
+    assert "no CUDA GPU" in out.out and "[" in out.err  # the progress bar goes to stderr
+    assert "Configuration checks (13)" in out.out and "not applicable here" in out.out
     res = results.load(tmp_path / "out" / "report.json")
     assert res["benchmark"] == "report" and res["records"] == [] and res["device"]["backend"] == "cpu"
     assert all(v["status"] in ("not supported", "not available") for v in res["parameters"]["probes"].values())
     page = (tmp_path / "out" / "report.html").read_text()
-    assert "Nothing to measure on this machine" in page and "data:image/png;base64," in page
+    assert "Configuration checks" in page and "Nothing to measure on this machine" in page and "data:image/png;base64," in page
     assert "Model of A100-SXM4-80GB" in page and "311.9 TFLOP/s dense" in page
-    assert sorted(os.listdir(tmp_path / "out")) == ["report.html", "report.json"]
+    assert sorted(os.listdir(tmp_path / "out")) == ["report.html", "report.json", "report.txt"]
+    assert [c["name"] for c in res["checks"]][:2] == ["gpu-clocks", "power-limit"] and res["findings"] == []
     assert runner.main(["--list"]) == 0 and "matmul" in capsys.readouterr().out
 
 
@@ -121,4 +123,19 @@ def test_works_as_a_cli_command(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("AMPERE_DEVICE", "cpu")
     monkeypatch.setitem(cli.COMMANDS, "report", "ampere.report:main")  # the registration the lead adds
     assert cli.main(["report", "--quick", "--out", str(tmp_path)]) == 0
-    assert (tmp_path / "report.json").exists() and "nothing to measure" in capsys.readouterr().out
+    assert (tmp_path / "report.json").exists() and "no CUDA GPU" in capsys.readouterr().out
+
+
+def test_command_line_errors_are_one_line_and_help_is_clean(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AMPERE_DEVICE", "cpu")
+    for argv in (["--time-budget", "inf"], ["--time-budget", "nan"], ["--time-budget", "-3"],
+                 ["--time-budget", "soon"], ["--bogus-option"], ["--only"]):
+        assert runner.main(["--out", str(tmp_path / "o"), *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "error:" in err and "Traceback" not in err, (argv, err)
+    assert runner.main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "%%" not in text and "10 % below" in text and "report.txt" in text
+    assert runner.main(["--out", str(tmp_path / "ok"), "--time-budget", "30", "--quick"]) == 0
+    with pytest.raises(ValueError, match="finite"):
+        runner.run(tmp_path / "x", time_budget_s=float("inf"), references=[])
