@@ -38,6 +38,22 @@ def test_a_wide_table_is_shared_out_within_the_page():
     assert widths[3] == widths[5] < len(long)  # the long ones capped alike, so they wrap
 
 
+def test_code_cells_are_wider_and_keep_their_words_whole():
+    maps = [["1", "4 x 1g.10gb", "AABBCCDD", "A.B.C.D"]] * 3 + [["12", "note " * 30, "AABCDEFF", "A.BCDEF"]]
+    flags = [[False, False, True, True]] * 4
+    widths = pdfbook.column_widths(maps, mono=flags)
+    assert widths[0] == pdfbook.NARROWEST and widths[2] >= round(8 * pdfbook.MONO) and widths[3] >= 9
+    with pytest.raises(ValueError, match="mono"):
+        pdfbook.column_widths(maps, mono=[[True]])
+
+
+def test_a_narrow_column_keeps_the_room_of_its_characters():
+    """LaTeX takes 2 tabcolsep off each share: the weight adds it back."""
+    shares = [pdfbook.colspec_weight(w) for w in (3, 60)]
+    width = shares[0] / sum(shares) * pdfbook.TEXT_WIDTH_PT - pdfbook.COLUMN_PAD_PT
+    assert width >= 3 * pdfbook.CHAR_PT * 0.95
+
+
 def test_column_widths_keep_the_longest_word_when_nothing_fits():
     rows = [[f"{'x' * 14} y" for _ in range(12)]]
     assert pdfbook.column_widths(rows) == [14] * 12
@@ -79,8 +95,8 @@ def test_fit_tables_gives_wide_tables_widths_and_tall_ones_page_breaks():
     assert pdfbook.fit_tables(doc) == 2
     assert small["classes"] == []
     assert {"longtable", "colwidths-given"} <= set(wide["classes"])
-    assert [c["colwidth"] for c in wide.findall(nodes.colspec)] == pdfbook.column_widths(
-        [["note " * 40, "source " * 30, "x"]])
+    assert [c["colwidth"] for c in wide.findall(nodes.colspec)] == [
+        pdfbook.colspec_weight(w) for w in pdfbook.column_widths([["note " * 40, "source " * 30, "x"]])]
     assert {"longtable", "colwidths-given"} <= set(tall["classes"])
 
 

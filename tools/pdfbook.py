@@ -92,27 +92,38 @@ def move_solutions(doctree: nodes.Node) -> int:
 TEXT_WIDTH_PT, CHAR_PT, COLUMN_PAD_PT, TALL_PT = 496.0, 4.5, 12.0, 300.0
 #: a word longer than this may be broken (hyphenated or run over) rather than widen its column
 LONGEST_WORD = 16
+#: code (a cell with inline literals: memory maps, identifiers) is set in FreeMono, wider than FreeSerif
+MONO = 1.3
+#: the narrowest column, in characters (a "#" column still holds two digits)
+NARROWEST = 3
 LINE_PT, ROW_PAD_PT = 11.0, 5.0
 
 
-def column_widths(cells: list[list[str]], width_pt: float = TEXT_WIDTH_PT) -> list[int] | None:
-    """Widths (in characters) for the columns of a table whose rows are ``cells``, or None if it fits.
+def column_widths(cells: list[list[str]], width_pt: float = TEXT_WIDTH_PT,
+                  mono: list[list[bool]] | None = None) -> list[int] | None:
+    """Widths (in characters of the text font) for the columns of a table whose rows are ``cells``, or
+    None if it fits as it is. ``mono`` marks the cells set in the code font (MONO times wider).
 
     Every column gets its natural width (its longest line) when their sum fits; otherwise the widest
-    columns are capped at a common width (at least their longest word, up to LONGEST_WORD) so that the sum
-    fits: narrow columns keep their width and the long texts wrap.
+    columns are capped at a common width (at least their longest word, up to LONGEST_WORD; a code cell's
+    whole longest word) so that the sum fits: narrow columns keep their width and the long texts wrap.
     """
     if not cells or not all(isinstance(row, list) for row in cells):
         raise ValueError("cells: a non-empty list of rows, each a list of cell texts")
     ncols = max(len(row) for row in cells)
     if ncols == 0:
         raise ValueError("cells: rows without any cell")
-    natural, word = [1] * ncols, [1] * ncols
-    for row in cells:
+    if mono is not None and [len(r) for r in mono] != [len(r) for r in cells]:
+        raise ValueError("mono: one flag per cell, rows as in cells")
+    natural, word = [NARROWEST] * ncols, [NARROWEST] * ncols
+    for r, row in enumerate(cells):
         for i, text in enumerate(row):
+            code = bool(mono and mono[r][i])
+            scale = MONO if code else 1.0
             lines = str(text).splitlines() or [""]
-            natural[i] = max(natural[i], *(len(line) for line in lines))
-            word[i] = max(word[i], min(LONGEST_WORD, max((len(w) for w in str(text).split()), default=1)))
+            natural[i] = max(natural[i], *(int(len(line) * scale + 0.999) for line in lines))
+            longest = max((len(w) for w in str(text).split()), default=1)
+            word[i] = max(word[i], int(longest * scale + 0.999) if code else min(LONGEST_WORD, longest))
     avail = max(ncols, int((width_pt - ncols * COLUMN_PAD_PT) / CHAR_PT))
     if sum(natural) <= avail:
         return None
@@ -127,6 +138,17 @@ def column_widths(cells: list[list[str]], width_pt: float = TEXT_WIDTH_PT) -> li
         else:
             hi = cap - 1
     return [min(n, max(f, lo)) for n, f in zip(natural, floor)]
+
+
+def colspec_weight(chars: int) -> int:
+    """A column's share of the line for LaTeX (tenths of a point): its characters plus its padding."""
+    return round(10 * (chars * CHAR_PT + COLUMN_PAD_PT))
+
+
+def _is_code(entry: nodes.Element) -> bool:
+    """A cell whose text is mostly inline code (set in the wider code font)."""
+    text = len(entry.astext()) or 1
+    return sum(len(n.astext()) for n in entry.findall(nodes.literal)) * 2 > text
 
 
 def table_height_pt(cells: list[list[str]], widths: list[int]) -> float:
@@ -146,18 +168,22 @@ def fit_tables(doctree: nodes.Node) -> int:
         if len(tgroups) != 1:
             continue
         colspecs = [c for c in tgroups[0].children if isinstance(c, nodes.colspec)]
-        rows = [[entry.astext() for entry in row.findall(nodes.entry)] for row in tgroups[0].findall(nodes.row)]
-        rows = [r for r in rows if r]
+        entries = [list(row.findall(nodes.entry)) for row in tgroups[0].findall(nodes.row)]
+        entries = [r for r in entries if r]
+        rows = [[entry.astext() for entry in r] for r in entries]
+        mono = [[_is_code(entry) for entry in r] for r in entries]
         if not rows or any(len(r) != len(colspecs) for r in rows) or "colwidths-given" in table["classes"]:
             continue  # spanning cells or widths chosen by the author: left as they are
-        widths = column_widths(rows)
-        natural = widths or [max(1, *(len(r[i]) for r in rows)) for i in range(len(colspecs))]
+        widths = column_widths(rows, mono=mono)
+        natural = widths or [max(NARROWEST, *(len(r[i]) for r in rows)) for i in range(len(colspecs))]
         tall = len(rows) > 30 or table_height_pt(rows, natural) > TALL_PT or widths is not None
         if tall and "longtable" not in table["classes"]:
             table["classes"].append("longtable")  # a tall (or wide, so wrapped) table breaks across pages
         if tall:  # a longtable's columns do not wrap unless given widths
             for colspec, width in zip(colspecs, widths or natural):
-                colspec["colwidth"] = width
+                # LaTeX shares the line by these weights, then takes 2 \tabcolsep off every column: weigh
+                # the padding in, so that a narrow column keeps the room its characters need
+                colspec["colwidth"] = colspec_weight(width)
             table["classes"].append("colwidths-given")
             changed += 1
     return changed
