@@ -30,7 +30,7 @@ def test_versions_agree_for_a_release():
     """The notebooks' pin, pyproject, ampere.__version__ and the changelog's latest entry: one version."""
     assert release.version_problems() == []
     latest, date, body = release.changelog_entry((ROOT / "CHANGELOG.md").read_text(encoding="utf-8"))
-    assert latest == release.pyproject_version() and date and "PDF" in body
+    assert latest == release.pyproject_version() and date and len(body) > 40
 
 
 def _copy_release_files(tmp_path: Path) -> Path:
