@@ -1,6 +1,8 @@
 # Ampere by Experiment: build the book, run the tests. Two commands on a fresh machine:
 #   make book   -> .venv with everything installed, site in _build/html
-#   make test   -> unit tests, nbval on every chapter, then a warnings-as-errors site build
+#   make test   -> unit tests, nbval on every chapter, the wheel, the PDF and the release dry run, then a
+#                  warnings-as-errors site build
+#   make pdf    -> the whole book as one PDF, _build/pdf/ampere-by-experiment.pdf (TeX from apt-get)
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -19,7 +21,7 @@ export PYTHONHASHSEED := 0
 PYTEST_JOBS ?= 2
 
 .PHONY: book test unit notebooks check-notebooks figures validate clean env wheel-check gpu-check check-site \
-        site-assets browser-deps test-site
+        site-assets browser-deps test-site pdf release-check
 
 env: $(STAMP)
 
@@ -62,10 +64,24 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15 -m "not serial" tests book
 	$(PY) -m pytest -q -p no:xdist -m serial tests
 	tools/wheel_check.sh $(VENV)
+	$(MAKE) --no-print-directory pdf
+	$(PY) tools/release.py --dry-run
 	$(MAKE) site-assets
 	$(VENV)/bin/jupyter-book build -W -n --keep-going -q .
 	$(PY) tools/check_site.py _build/html
+	$(PY) tools/check_exercises.py --html _build/html --text-refs
 	$(MAKE) test-site
+
+# The whole book as one PDF for courses: TeX Live from apt-get where it is missing (about 400 MB, once),
+# jupyter-book's LaTeX, xelatex; fails on an overfull box of 100 pt or more, undefined references, fewer
+# than 200 pages or exercises not numbered per chapter. The site built after it links and serves it.
+pdf: $(STAMP)
+	tools/pdf/ensure_tex.sh
+	$(PY) tools/build_pdf.py
+
+# What the release workflow does on a tag, without publishing (README, "Cutting a release").
+release-check: pdf
+	$(PY) tools/release.py --dry-run
 
 # Read the built site as a reader would (hollow sections, bib keys, captions, clipped outputs, reprs).
 check-site:

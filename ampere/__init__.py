@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 #: every module of the package (found on disk, so a new module is never forgotten)
 _SUBMODULES = frozenset(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))

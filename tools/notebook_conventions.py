@@ -7,19 +7,26 @@ from __future__ import annotations
 
 import nbformat
 
-#: The release tag the notebooks of this version install on Colab (the package version, see pyproject.toml).
-RELEASE_TAG = "v0.2.0"
+#: The release the notebooks of this version install on Colab: the package version (pyproject.toml), as
+#: a git tag. tests/test_conventions.py and tools/release.py check that the notebooks' first cells, the
+#: package and the changelog's latest entry agree; README, "Cutting a release", says how to bump it.
+VERSION = "0.3.0"
+RELEASE_TAG = f"v{VERSION}"
 
 #: The first code cell of every chapter, character for character. On Colab it installs the companion
-#: package at the release the notebook belongs to (``AMPERE_PIP_SPEC`` overrides it); elsewhere, when the
-#: package is missing, it prints the one ``pip install`` line to run. It never does anything else.
+#: package at the release the notebook belongs to (``AMPERE_PIP_SPEC`` overrides it) and says what it
+#: installed; elsewhere, when the package is missing, it prints the one ``pip install`` line to run. It
+#: never does anything else. Change it with tools/set_bootstrap.py (only that cell of each notebook).
 BOOTSTRAP = f'''# The companion package `ampere`: installed on Colab, or the line to install it elsewhere.
-import importlib.util, os, subprocess, sys
+import importlib, importlib.metadata, importlib.util, os, subprocess, sys
 _spec = os.environ.get("AMPERE_PIP_SPEC", "ampere-book @ "
                        "git+https://github.com/ampere-by-experiment/ampere-book@{RELEASE_TAG}")
 if importlib.util.find_spec("ampere") is None:
     if "google.colab" in sys.modules:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", _spec], check=True)
+        importlib.invalidate_caches()  # so that `import ampere` finds the new package in this kernel
+        _from = "tag {RELEASE_TAG}" if _spec.endswith("@{RELEASE_TAG}") else _spec
+        print(f"installed ampere-book {{importlib.metadata.version('ampere-book')}} from {{_from}}")
     else:
         print(f"This chapter needs the companion package. Install it with:\\n  pip install '{{_spec}}'")'''
 

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # The Colab path, tested: build the wheel, install it into a fresh virtual environment (reusing the torch,
 # numpy, matplotlib and Jupyter packages of the development environment, never the source tree), then from
-# a folder outside the checkout run the CLI and execute one chapter against the installed package.
-# Usage: tools/wheel_check.sh [VENV]   (VENV defaults to .venv; called by `make test`)
+# a folder outside the checkout run the CLI and every chapter, alone as on Colab, under nbval against the
+# installed package (stored outputs compared: a chapter that prints nothing fails), and check that the
+# wheel's dependencies bring every module the chapters imported (tools/wheel_deps.py).
+# Usage: tools/wheel_check.sh [VENV] [CHAPTER.ipynb ...]   (VENV defaults to .venv; the chapters to all of
+# book/*.ipynb; WHEEL_CHECK_JOBS kernels at a time, default 2; called by `make test`)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dev_venv=$(cd "${1:-$root/.venv}" && pwd)
+shift || true
+chapters=()
+for nb in "$@"; do chapters+=("$(realpath "$nb")"); done
+[ ${#chapters[@]} -gt 0 ] || chapters=("$root"/book/*.ipynb)
 work=$(mktemp -d "${TMPDIR:-/tmp}/ampere-wheel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -41,16 +48,23 @@ print(f"installed ampere {ampere.__version__}: {len(pub)} published records, "
 PY
 export AMPERE_DEVICE=cpu OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONHASHSEED=0
 "$py" -m ampere info > /dev/null
-"$py" -m ampere validate > validate.txt || { tail -20 validate.txt; exit 1; }
+"$py" -m ampere validate > validate.txt 2>&1 || { grep -v "^ *ok " validate.txt | tail -25; exit 1; }
 "$py" -m ampere report --out report-out --quick > report.txt || { tail -20 report.txt; exit 1; }
 test -s report-out/report.json
-# one chapter executed against the installed package (nbclient, the chapter's own stored outputs ignored)
-"$py" - "$root/book/architecture.ipynb" <<'PY'
-import sys, time, nbformat
-from nbclient import NotebookClient
-nb = nbformat.read(sys.argv[1], as_version=4)
-t = time.perf_counter()
-NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
-print(f"book/architecture.ipynb executed against the wheel in {time.perf_counter() - t:.0f} s")
-PY
+# every chapter alone in a folder outside the checkout, as Colab opens it, under nbval (stored outputs
+# compared), in kernels that record what each chapter imports
+mkdir chapters modules ipython
+cp "${chapters[@]}" "$root/nbval_sanitize.cfg" chapters/
+"$py" -c "import sys; sys.path.insert(0, '$root/tools'); import wheel_deps; print(wheel_deps.STARTUP_CODE)" \
+  > startup.py
+mkdir -p ipython/profile_default/startup && mv startup.py ipython/profile_default/startup/00-ampere-modules.py
+start=$(date +%s)
+(cd chapters && IPYTHONDIR="$work/ipython" AMPERE_MODULES_OUT="$work/modules" \
+  "$py" -m pytest -q -p no:cacheprovider --rootdir . -n "${WHEEL_CHECK_JOBS:-2}" --dist loadfile \
+    --nbval --nbval-current-env --nbval-sanitize-with=nbval_sanitize.cfg --nbval-cell-timeout=300 \
+    ./*.ipynb > "$work/nbval.txt" 2>&1) && nbval_rc=0 || { nbval_rc=$?; tail -80 "$work/nbval.txt"; }
+tail -1 "$work/nbval.txt"
+echo "${#chapters[@]} chapter(s) run from the wheel under nbval in $(( $(date +%s) - start )) s"
+"$py" "$root/tools/wheel_deps.py" modules && deps_rc=0 || deps_rc=$?
+[ "$nbval_rc" = 0 ] && [ "$deps_rc" = 0 ] || { echo "wheel check failed"; exit 1; }
 echo "wheel check passed"
