@@ -267,7 +267,7 @@ _PARENTS = {
              "launch.spawn(launch_workers.sleep_in_a_barrier, 2, args=({folder!r},), backend='gloo', timeout_s=300)",
     "collective": "from ampere import interconnect; "
                   "interconnect.run_collective('all_reduce', [2**22], 2, backend='gloo', samples=100000, timeout_s=300)",
-    "lab": "from ampere.megatron import lab; lab.run_labs([lab.LabConfig(steps=100000)], backend='gloo', "
+    "lab": "from ampere.megatron import lab; lab.run_labs([lab.LabConfig(steps=10000)], backend='gloo', "
            "timeout_s=300)",
 }
 

@@ -46,6 +46,7 @@ PENDING: dict[str, str] = {
     "specs": "core catalogue (cap)",
     "today": "aggregator chapter package (A100 today)",
     "report": "aggregator (house-report)",
+    "live": "interface: the live calculators (site)",
 }
 
 #: the core: covered now, never pending
