@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from .. import specs
+from .. import check, specs
 from .common import KiB
 
 #: GPUs of the chapter's derivation table, in print order.
@@ -34,10 +34,8 @@ def bandwidth_table(gpus: Iterable[str] = BANDWIDTH_GPUS) -> list[dict[str, Any]
     datasheet bandwidth (bytes/s) and their ratio, plus a note where the derivation is circular.
     Chapter: *HBM and the memory hierarchy*, "Where the bandwidth comes from".
     """
-    if isinstance(gpus, (str, specs.GPUSpec)):
-        raise TypeError(f"gpus must be a sequence of GPU names, got {gpus!r}; wrap one name in a list")
     rows = []
-    for name in gpus:
+    for name in check.gpus("gpus", gpus):
         s = specs.get(name)
         derived = s.memory_bandwidth_derived_bytes_per_s
         rows.append({
@@ -76,7 +74,11 @@ def compare_gpus(a: str | specs.GPUSpec = "A100-SXM4-80GB", b: str | specs.GPUSp
 
     Chapter: *HBM and the memory hierarchy*, "40 GB versus 80 GB".
     """
-    sa, sb = specs.get(a), specs.get(b)
+    sa, sb = specs.get(check.gpu("a", a)), specs.get(check.gpu("b", b))
+    for s in (sa, sb):
+        if not s.supports(check.one_of("precision", precision, specs.ALL_PRECISIONS)):
+            raise ValueError(f"precision={precision!r} is not supported on {s.name}; both GPUs have: "
+                             f"{', '.join(p for p in sa.all_precisions() if sb.supports(p))}")
     return {"compute": sa.peak_flops(precision) / sb.peak_flops(precision),
             "bandwidth": sa.hbm_bytes_per_s / sb.hbm_bytes_per_s,
             "capacity": sa.memory_bytes / sb.memory_bytes, "l2": sa.l2_bytes / sb.l2_bytes}

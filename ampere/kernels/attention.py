@@ -63,6 +63,7 @@ def attention_hbm_bytes(seq: int, head_dim: int, sram_bytes: float | None = None
     n = check.positive_int("seq", seq, maximum=1 << 22)
     d = check.positive_int("head_dim", head_dim, maximum=1 << 12)
     db = check.positive_int("dtype_bytes", dtype_bytes, maximum=8)
+    check.optional(check.positive, "sram_bytes", sram_bytes, maximum=1 << 30)  # checked even where unused
     algo = check.one_of("algorithm", algorithm, ALGORITHMS)
     p = check.one_of("passes", passes, PASSES)
     bm = check.positive_int("block_m", block_m, maximum=1 << 16)

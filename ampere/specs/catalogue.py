@@ -285,22 +285,21 @@ def all_specs() -> list[GPUSpec]:
     return list(_CATALOGUE.values())
 
 
-def get(name: str | GPUSpec) -> GPUSpec:
-    """The spec called ``name``, a catalogue key in any case ("a100-sxm4-80gb" is "A100-SXM4-80GB").
+def get(gpu: str | GPUSpec) -> GPUSpec:
+    """The spec called ``gpu``, a catalogue key in any case ("a100-sxm4-80gb" is "A100-SXM4-80GB").
 
     Unknown names raise ``ValueError`` and non-strings ``TypeError``, both naming ``gpu`` and listing the
-    known names. A ``GPUSpec`` passes
-    through unchanged, so functions can accept either. Driver names ("NVIDIA A100-SXM4-80GB") are
-    :func:`match`'s job, not this one's.
+    known names. A ``GPUSpec`` passes through unchanged, so functions can accept either. Driver names
+    ("NVIDIA A100-SXM4-80GB") are :func:`match`'s job, not this one's.
     """
-    if isinstance(name, GPUSpec):
-        return name
-    if not isinstance(name, str):
-        raise TypeError(f"gpu must be a catalogue name (a string, any case) or a GPUSpec, got {name!r} "
-                        f"({type(name).__name__}); known: {', '.join(_CATALOGUE)}")
-    spec = _CATALOGUE_CASEFOLD.get(name.casefold())
+    if isinstance(gpu, GPUSpec):
+        return gpu
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu must be a catalogue name (a string, any case) or a GPUSpec, got {gpu!r} "
+                        f"({type(gpu).__name__}); known: {', '.join(_CATALOGUE)}")
+    spec = _CATALOGUE_CASEFOLD.get(gpu.casefold())
     if spec is None:
-        raise ValueError(f"gpu={name!r} is not in the catalogue (names match in any case); "
+        raise ValueError(f"gpu={gpu!r} is not in the catalogue (names match in any case); "
                          f"known: {', '.join(_CATALOGUE)}")
     return spec
 

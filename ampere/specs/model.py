@@ -84,13 +84,13 @@ class Quoted:
         return 10.0 ** (-decimals) * self.scale
 
     def agrees_with(self, derived: float) -> bool:
-        """True when ``derived`` is within one unit of the last printed digit.
+        """True when ``derived`` (a peak in SI units, >= 0) is within one unit of the last printed digit.
 
         One unit, not half: NVIDIA rounds first and doubles after (2 x 624 = "1248" although
         108 x 4096 x 2 x 1.41 GHz = 1247.5 TOPS), so a strict half-unit test would flag arithmetic that is
         merely rounded in a different order.
         """
-        derived = check.finite("derived", derived)
+        derived = check.nonneg("derived", derived)
         return abs(derived - self.value) < self.unit_in_last_place * (1 - 1e-9)
 
 
