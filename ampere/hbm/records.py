@@ -49,17 +49,25 @@ def bandwidth_rows(records: Iterable[Mapping[str, Any]]) -> list[BandwidthRow]:
     Records of other experiments are skipped; a bandwidth record without its kernel or bytes/s is refused.
     Chapter: *HBM and the memory hierarchy*, "Measured bandwidth".
     """
+    return _bandwidth_rows(records, "records")
+
+
+def _bandwidth_rows(records: Any, name: str) -> list[BandwidthRow]:
+    """:func:`bandwidth_rows`, a refusal naming ``name`` (the caller's argument)."""
     rows = []
-    for i, r in enumerate(_records("records", records)):
+    for i, r in enumerate(_records(name, records)):
         p, d = r.get("params", {}), r.get("derived", {})
         if p.get("experiment") != "bandwidth":
             continue
         meas = r.get("measurement") or {}
         if not isinstance(meas, Mapping):
-            raise TypeError(f"records[{i}]['measurement'] must be a dict, got {type(meas).__name__}")
-        rows.append(BandwidthRow(_field(r, "params", "kernel", i, "records"), p.get("engine"), p.get("array_bytes"),
-                                 _field(r, "derived", "bytes_per_s", i, "records"), d.get("pct_of_datasheet"),
-                                 d.get("copied_bytes_per_s"), meas.get("n"), meas.get("rel_iqr")))
+            raise TypeError(f"{name}[{i}]['measurement'] must be a dict, got {type(meas).__name__}")
+        try:
+            rows.append(BandwidthRow(_field(r, "params", "kernel", i, name), p.get("engine"), p.get("array_bytes"),
+                                     _field(r, "derived", "bytes_per_s", i, name), d.get("pct_of_datasheet"),
+                                     d.get("copied_bytes_per_s"), meas.get("n"), meas.get("rel_iqr")))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}[{i}]: {exc}") from None
     return rows
 
 

@@ -17,7 +17,7 @@ from .l2_model import _l2_bandwidth, l2_sweep_model
 from .coalescing import warp_request
 from .measure import Capacity, measure_bandwidth, measure_capacity, measure_l2_sweep, measure_strided_copy
 from .published import _STREAM_FIGURES, L2Sweep, published_l2_sweeps, published_stream, zero_figure1
-from .records import bandwidth_rows, sweep_rows
+from .records import _bandwidth_rows, sweep_rows
 
 #: Kernels shown for each published STREAM record (gpu-benches' init is our write).
 _VIEW_KERNELS = ("read", "write", "scale", "triad")
@@ -40,7 +40,7 @@ def bandwidth_points(info: Any = None, measured: Sequence[Mapping[str, Any]] | N
     if measured:
         spec = getattr(info, "spec", None)
         gpu = getattr(info, "spec_name", None) or (info.label() if info is not None else "this GPU")
-        for row in bandwidth_rows(measured):
+        for row in _bandwidth_rows(measured, "measured"):
             pts.append(views.Point(f"{row.kernel} ({row.engine})", gpu,
                                    spec.hbm_bytes_per_s / 1e9 if spec else None, row.bytes_per_s / 1e9, "GB/s",
                                    kind="measured", source="measured here"))
