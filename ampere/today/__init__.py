@@ -44,7 +44,7 @@ The package, one file per concern:
 * ``calculator.py`` — :func:`plan` and :func:`plans`: fit, cards, speed and cost on each GPU;
 * ``decision.py`` — the cheapest plan, "what fits where", break-even prices, seed 003's decision matrix and
   the practitioner's :data:`RULES` it applies;
-* ``decode.py`` — the bound of a generation run beside published decoding runs;
+* ``decode.py`` — the bound of a generation run beside published decoding runs, and the gap taken apart;
 * ``training_runs.py`` — published Llama pre-training runs beside the training-time model;
 * ``a800.py`` — the A800 export variant and its gradient all-reduce;
 * ``claims.py`` — the seeds' claims, each with a computed verdict.
@@ -60,7 +60,7 @@ from .claims import claims_rows
 from .comparison import seed_spec_check, spec_rows
 from .decision import (MATRIX_RUNS, RULES, best, break_even_price, break_even_rows, decision_matrix_check, decision_table,
                        fp64_per_dollar, seed_decision_matrix)
-from .decode import decode_points, decode_run_bound, show_decode
+from .decode import decode_gap_rows, decode_points, decode_run_bound, show_decode
 from .network import CARDS_PER_NODE, PCIE_SERVER_HCAS, Network, node_of
 from .server_check import ServerCheck, pcie_server_check
 from .prices import PriceRange, hours_for_budget, hyperscaler_prices_2023, price_rows, price_table, seed_prices
@@ -77,5 +77,5 @@ __all__ = [
     "FIXED_MFU_BASELINE", "ASSUMED_GPUS", "RUN_RECOMPUTE", "TrainingRunCheck", "training_run_checks",
     "training_points", "show_training_runs", "a800_spec", "gradient_allreduce_time", "claims_rows",
     "RULES", "node_of", "CARDS_PER_NODE", "PCIE_SERVER_HCAS", "ServerCheck", "pcie_server_check", "AdapterStep",
-    "adapter_step", "qlora_ratio", "QLORA_REFERENCE", "finetune_checks", "RUN_SOFTWARE",
+    "adapter_step", "qlora_ratio", "QLORA_REFERENCE", "finetune_checks", "RUN_SOFTWARE", "decode_gap_rows",
 ]
