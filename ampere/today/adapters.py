@@ -81,6 +81,18 @@ class AdapterStep:
     memory: dict[str, float]  # the worse pipeline stage: frozen weights, adapters, activations, buffers, total
     adapter_params: float
 
+    def __post_init__(self) -> None:
+        check.one_of("method", self.method, ("lora", "qlora"))
+        object.__setattr__(self, "time_s", check.positive("time_s", self.time_s, maximum=1e9))
+        object.__setattr__(self, "adapter_params", check.positive("adapter_params", self.adapter_params,
+                                                                  maximum=1e15))
+        for name in ("breakdown", "memory"):
+            table = check.mapping(name, getattr(self, name), allow_empty=False)
+            object.__setattr__(self, name, {check.string(f"{name} key", k): check.nonneg(f"{name}[{k!r}]", v)
+                                            for k, v in table.items()})
+        if "total" not in self.memory:
+            raise ValueError(f"memory must hold a 'total', got the keys {sorted(self.memory)}")
+
     @property
     def memory_bytes(self) -> float:
         return self.memory["total"]

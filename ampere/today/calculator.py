@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .. import specs
+from .. import check, specs
 from .catalogue import GPUS
 from .network import MAX_CARDS, Network, _allowed_cards, _network
-from .prices import PriceRange, _price, _user_price, seed_prices
+from .prices import PriceRange, _price, _prices_arg, _user_price, seed_prices
 from .training import MEMORY_CONVENTION, _best_layout, _Choice, _speed
 from .workload import GPUPlan, Workload
 
@@ -182,7 +182,10 @@ def plans(workload: Workload, gpus: Iterable[str] = GPUS, prices: Mapping[str, P
     ``prices="seed"`` (the default) uses :func:`seed_prices`; None prices nothing. Chapter: *The A100
     today*, "A workload calculator".
     """
-    table = seed_prices() if isinstance(prices, str) and prices == "seed" else prices
-    if table is not None and not isinstance(table, Mapping):
-        raise TypeError(f"prices must be a mapping of GPU name to PriceRange, 'seed' or None; got {prices!r}")
-    return [plan(workload, g, _price(table, specs.get(g).name), reserve_fraction) for g in gpus]
+    if isinstance(prices, str):
+        check.one_of("prices", prices, ("seed",))
+        table = seed_prices()
+    else:
+        table = None if prices is None else _prices_arg("prices", prices)
+    names = check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus)
+    return [plan(workload, g, _price(table, specs.get(g).name), reserve_fraction) for g in names]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .. import results, specs
+from .. import check, results, specs
 from .catalogue import GPUS
 
 
@@ -21,7 +21,7 @@ def spec_rows(gpus: Iterable[str] = GPUS) -> list[dict[str, Any]]:
     physical capacity in GiB (NVIDIA's "80GB" is 80 GiB). Chapter: *The A100 today*, "Five GPUs side by side".
     """
     rows = []
-    for name in gpus:
+    for name in check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus):
         s = specs.get(name)
 
         def tf(p: str, sparse: bool = False) -> float | None:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .. import check, results, specs
 from .calculator import plan, plans
 from .catalogue import SEED_GPUS
-from .prices import PriceRange, _price, seed_prices
+from .prices import PriceRange, _price, _prices_arg, seed_prices
 from .workload import GPUPlan, Workload
 
 
@@ -25,7 +25,7 @@ def best(candidates: Sequence[GPUPlan], at: str = "mid") -> GPUPlan | None:
     """
     check.one_of("at", at, ("low", "mid", "high"))
     scored = []
-    for p in candidates:
+    for p in check.sequence("candidates", candidates, min_len=0, max_len=10_000):
         if not isinstance(p, GPUPlan):
             raise TypeError(f"candidates must be GPUPlan objects, got {p!r}")
         if not p.feasible or p.price is None or not p.tokens_per_s:
@@ -40,9 +40,13 @@ def decision_table(workloads: Mapping[str, Workload], gpus: Iterable[str] = SEED
 
     Chapter: *The A100 today*, "What fits where".
     """
-    gpus = list(gpus)
+    gpus = check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus)
+    table = check.mapping("workloads", workloads, allow_empty=False)
+    for label, w in table.items():
+        if not isinstance(w, Workload):
+            raise TypeError(f"workloads[{label!r}] must be an ampere.today.Workload, got {w!r}")
     rows = []
-    for label, w in workloads.items():
+    for label, w in table.items():
         ps = plans(w, gpus, prices)
         row = {"workload": label}
         for p in ps:
@@ -69,8 +73,14 @@ def break_even_price(workload: Workload, gpu: str, reference_gpu: str = "A100-SX
     price, at its high price), or None when either plan is infeasible. This is how the chapter (*The A100
     today*) answers "should I move to an H100/H200?" without inventing H100 prices.
     """
+    reference_gpu = check.gpu("reference_gpu", reference_gpu)
+    gpu = check.gpu("gpu", gpu)
+    if reference_workload is not None and not isinstance(reference_workload, Workload):
+        raise TypeError(f"reference_workload must be an ampere.today.Workload or None, got {reference_workload!r}")
     if reference_price is None:
-        reference_price = seed_prices()[specs.get(reference_gpu).name]
+        reference_price = _price(seed_prices(), specs.get(reference_gpu).name)
+        if reference_price is None:
+            raise ValueError(f"reference_gpu={reference_gpu!r} has no seed price; give reference_price")
     if not isinstance(reference_price, PriceRange):
         raise TypeError(f"reference_price must be a PriceRange, got {reference_price!r}")
     ref = plan(reference_workload or workload, reference_gpu, reference_price)
@@ -86,8 +96,16 @@ def break_even_rows(moves: Sequence[tuple[str, Workload, Workload | None, str]])
     the newer GPU against the A100 at its seed prices (:func:`break_even_price`) and how many A100s one
     card is worth. Chapter: *The A100 today*, "Should I move to an H100 or H200?"."""
     a100 = seed_prices()["A100-SXM4-80GB"]
+
+    def move(name: str, m: Any) -> tuple[str, Workload, Workload | None, str]:
+        if not isinstance(m, tuple) or len(m) != 4:
+            raise TypeError(f"{name} must be a (label, workload, reference workload or None, GPU) tuple, got {m!r}")
+        if not isinstance(m[1], Workload):
+            raise TypeError(f"{name}'s workload must be an ampere.today.Workload, got {m[1]!r}")
+        return check.string(f"{name} label", m[0]), m[1], m[2], check.gpu(f"{name} GPU", m[3])
+
     rows = []
-    for label, w, ref, gpu in moves:
+    for label, w, ref, gpu in check.sequence("moves", moves, move, min_len=0, max_len=1000):
         be = break_even_price(w, gpu, reference_workload=ref)
         if be is None:
             rows.append({"workload": label, "GPU": specs.get(gpu).name, "break-even $/h": "-",
@@ -156,9 +174,9 @@ def fp64_per_dollar(gpus: Sequence[str] = SEED_GPUS, prices: Mapping[str, PriceR
     row of the decision matrix.
     """
     check.one_of("at", at, ("low", "mid", "high"))
-    prices = seed_prices() if prices is None else prices
+    prices = seed_prices() if prices is None else _prices_arg("prices", prices)
     out = {}
-    for g in gpus:
+    for g in check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus):
         s = specs.get(g)
         p = _price(prices, s.name)
         if p is not None:
@@ -178,7 +196,8 @@ def decision_matrix_check(prices: Mapping[str, PriceRange] | None = None,
     card's cards, layout, tokens/s and cost per million tokens, or why a rule excluded it.
     Chapter: *The A100 today*, "The seed's decision matrix, row by row".
     """
-    prices = seed_prices() if prices is None else prices
+    prices = seed_prices() if prices is None else _prices_arg("prices", prices)
+    gpus = check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus)
     rows = []
     for entry in seed_decision_matrix():
         choice = entry["seed_choice"]

@@ -127,7 +127,9 @@ def show_decode(info: Any = None) -> None:
     A100, H100 and H200 runs and the fraction of the bandwidth bound each reached. Chapter: *The A100
     today*, "Serving: the bound against published runs".
     """
-    from .. import views
+    from .. import device, views
 
+    if info is not None and not isinstance(info, device.DeviceInfo):
+        raise TypeError(f"info must be None or an ampere.device.DeviceInfo (ab.setup's INFO), got {info!r}")
     views.show(decode_points(), title="LLM decoding: published runs against the bandwidth bound",
                model_label="bound", real_label="published", digits=0, log=True)

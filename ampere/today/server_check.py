@@ -42,6 +42,16 @@ class ServerCheck:
     chapter_headline_efficiency: float  # the NVLink chapter's own case: BERT-Large at 40 % of the peak
     sxm_efficiency: float  # the planner on the DGX A100 (NVSwitch), same workload
 
+    def __post_init__(self) -> None:
+        check.string("box", self.box, max_len=200)
+        object.__setattr__(self, "gpus", check.bounded_int("gpus", self.gpus, 2, 8, why="cards of one server"))
+        object.__setattr__(self, "params", check.positive("params", self.params, maximum=1e15))
+        object.__setattr__(self, "compute_s", check.positive("compute_s", self.compute_s, maximum=1e6))
+        for name in ("planner_all_reduce_s", "chapter_all_reduce_s"):
+            object.__setattr__(self, name, check.nonneg(name, getattr(self, name), maximum=1e6))
+        for name in ("planner_efficiency", "chapter_efficiency", "chapter_headline_efficiency", "sxm_efficiency"):
+            object.__setattr__(self, name, check.fraction(name, getattr(self, name), allow_zero=False))
+
     def rows(self) -> list[dict[str, str]]:
         """The comparison as table rows (model, all-reduce ms, efficiency)."""
         return [

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .. import results, specs
+from .. import check, results, specs
 from .catalogue import MODELS
 from .network import _network
 from .training import _fixed_mfu_tokens_per_s, _training_speed
@@ -53,6 +53,21 @@ class TrainingRunCheck:
     assumptions: tuple[str, ...] = ()
     core_tokens_per_s_per_gpu: float = 0.0  # the planner's default software (megatron-core) on the same run
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.record, results.Record):
+            raise TypeError(f"record must be an ampere.results.Record, got {self.record!r}")
+        check.string("model", self.model)
+        object.__setattr__(self, "gpus", check.positive_int("gpus", self.gpus, maximum=1_000_000))
+        object.__setattr__(self, "tokens", check.positive("tokens", self.tokens, maximum=1e16))
+        for name in ("published_tokens_per_s_per_gpu", "predicted_tokens_per_s_per_gpu",
+                     "baseline_tokens_per_s_per_gpu"):
+            object.__setattr__(self, name, check.positive(name, getattr(self, name), maximum=1e9))
+        object.__setattr__(self, "core_tokens_per_s_per_gpu", check.nonneg(
+            "core_tokens_per_s_per_gpu", self.core_tokens_per_s_per_gpu, maximum=1e9))
+        check.string("layout", self.layout, allow_empty=True)
+        if not isinstance(self.assumptions, tuple) or not all(isinstance(a, str) for a in self.assumptions):
+            raise TypeError(f"assumptions must be a tuple of strings, got {self.assumptions!r}")
+
     @property
     def error(self) -> float:
         """predicted / published - 1."""
@@ -68,7 +83,8 @@ class TrainingRunCheck:
         return self.baseline_tokens_per_s_per_gpu / self.published_tokens_per_s_per_gpu - 1
 
     def gpu_hours(self, tokens_per_s_per_gpu: float) -> float:
-        return self.tokens / tokens_per_s_per_gpu / 3600
+        """GPU-hours of the run's tokens at ``tokens_per_s_per_gpu`` (> 0)."""
+        return self.tokens / check.positive("tokens_per_s_per_gpu", tokens_per_s_per_gpu, maximum=1e9) / 3600
 
     def row(self) -> dict[str, str]:
         from .. import views
@@ -183,7 +199,9 @@ def show_training_runs(info: Any = None) -> None:
     A training run of this size cannot be measured on the reader's machine; the section shows the
     published A100 runs and the model's error on each. Chapter: *The A100 today*.
     """
-    from .. import views
+    from .. import device, views
 
+    if info is not None and not isinstance(info, device.DeviceInfo):
+        raise TypeError(f"info must be None or an ampere.device.DeviceInfo (ab.setup's INFO), got {info!r}")
     views.show(training_points(), title="Llama pre-training on A100s: published against the model",
                model_label="model", real_label="published", digits=0)

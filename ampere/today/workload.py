@@ -162,6 +162,45 @@ class GPUPlan:
     estimate: Any = None  # training: the ampere.megatron.Estimate of that layout (None without a shape)
     memory_breakdown: Mapping[str, float] | None = None  # bytes per card by kind, "total" = memory_bytes
 
+    def __post_init__(self) -> None:
+        from .. import specs as _specs
+
+        object.__setattr__(self, "gpu", _specs.get(check.gpu("gpu", self.gpu)).name)
+        if not isinstance(self.workload, Workload):
+            raise TypeError(f"workload must be an ampere.today.Workload, got {self.workload!r}")
+        check.boolean("feasible", self.feasible)
+        object.__setattr__(self, "cards", check.optional(check.positive_int, "cards", self.cards, maximum=MAX_CARDS))
+        if self.feasible and self.cards is None:
+            raise ValueError("cards must be given when feasible=True")
+        object.__setattr__(self, "memory_bytes", check.nonneg("memory_bytes", self.memory_bytes, maximum=1e18))
+        object.__setattr__(self, "capacity_bytes", check.positive("capacity_bytes", self.capacity_bytes,
+                                                                  maximum=1e15))
+        for name in ("tokens_per_s", "step_time_s", "run_time_s"):
+            object.__setattr__(self, name, check.optional(check.positive, name, getattr(self, name), maximum=1e18))
+        if self.mfu is not None:
+            object.__setattr__(self, "mfu", check.fraction("mfu", self.mfu))
+        if self.price is not None and not isinstance(self.price, PriceRange):
+            raise TypeError(f"price must be a PriceRange or None, got {self.price!r}")
+        check.optional(check.one_of, "bound", self.bound, ("memory", "compute", "communication"))
+        if self.feasible:
+            for name in ("tokens_per_s", "step_time_s", "bound"):
+                if getattr(self, name) is None:
+                    raise ValueError(f"{name} must be given when feasible=True")
+        if self.estimate is not None:
+            from .. import megatron
+
+            if not isinstance(self.estimate, megatron.Estimate):
+                raise TypeError(f"estimate must be None or an ampere.megatron.Estimate, got {self.estimate!r}")
+        check.string("reason", self.reason, allow_empty=True)
+        check.string("layout", self.layout, allow_empty=True)
+        if not isinstance(self.notes, tuple) or not all(isinstance(n, str) for n in self.notes):
+            raise TypeError(f"notes must be a tuple of strings, got {self.notes!r}")
+        object.__setattr__(self, "nodes", check.positive_int("nodes", self.nodes, maximum=MAX_CARDS))
+        if self.memory_breakdown is not None:
+            object.__setattr__(self, "memory_breakdown", {
+                check.string("memory_breakdown key", k): check.nonneg(f"memory_breakdown[{k!r}]", v)
+                for k, v in check.mapping("memory_breakdown", self.memory_breakdown).items()})
+
     @property
     def fits_one_card(self) -> bool:
         return self.feasible and self.cards == 1
