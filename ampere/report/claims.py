@@ -95,7 +95,7 @@ def variation_rows(short: bool = False) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def gap_cost(gpus: int, gap: float, price_per_gpu_hour: float, hours: float = 365 * 24) -> dict[str, float]:
+def gap_cost(gpus: int, gap: float, price_per_gpu_hour: float, hours: float = 365 * 24.0) -> dict[str, float]:
     """What a throughput gap costs a cluster: GPU-hours lost and their price over ``hours`` (a year).
 
     ``gap`` is the fraction of throughput lost (0.10 for 10 %); ``gpus`` at most 10 million, the price at

@@ -60,9 +60,16 @@ class Verdict:
         from .arguments import loss_pair
 
         object.__setattr__(self, "loss", loss_pair("loss", self.loss))
-        object.__setattr__(self, "sources", tuple(check.sequence("sources", self.sources, check.string, min_len=0,
-                                                                 max_len=32)))
+        object.__setattr__(self, "sources", tuple(check.names("sources", self.sources, _bib_keys(), min_len=0,
+                                                              max_len=32)))
         check.boolean("at_least", self.at_least)
+
+
+def _bib_keys() -> tuple[str, ...]:
+    """The keys of book/references.bib (``ampere/data/tables/sources.json``): what a verdict may cite."""
+    from .. import results
+
+    return tuple(r["key"] for r in results.table("sources")["rows"])
 
 
 def no_gpu(facts: Mapping[str, Any]) -> Verdict | None:

@@ -236,7 +236,7 @@ def allreduce_key(gpus: int, size_bytes: int) -> str:
     from .. import check
 
     gpus = check.positive_int("gpus", gpus, maximum=1_000_000)
-    size_bytes = check.positive_int("size_bytes", size_bytes, maximum=2**50)
+    size_bytes = check.positive_int("size_bytes", size_bytes, maximum=2**39)  # 550 GB: above any GPU's memory
     return f"allreduce/n{int(gpus)}/{int(size_bytes)}"
 
 

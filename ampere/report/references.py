@@ -114,6 +114,16 @@ def _gpu_names(name: str, gpus: Sequence[str] | None) -> list[str] | None:
     return check.optional(check.sequence, name, gpus, check.string, min_len=0, max_len=1000)
 
 
+def _published_gpus(name: str, gpus: Sequence[str] | None, benchmark: str | None = None) -> list[str] | None:
+    """None (every GPU), or a non-empty list of GPUs that have published records (of ``benchmark``)."""
+    from .. import results
+
+    if gpus is None:
+        return None
+    known = sorted({r.gpu for r in results.records(benchmark=benchmark, kind="published")})
+    return check.names(name, gpus, known, max_len=1000)
+
+
 def key_label(key: str) -> str:
     """A reader's name for a report figure key: ``matmul/bf16/n8192`` -> "BF16 matmul 8192³"; a key of no
     known form is returned as it is."""
@@ -255,8 +265,8 @@ class Reference:
         sources = tuple(check.sequence("sources", self.sources, check.string, max_len=10_000))
         labels = tuple(check.sequence("labels", self.labels, check.string, min_len=0, max_len=10_000))
         if len(sources) != len(values) or labels and len(labels) != len(values):
-            raise ValueError(f"sources ({len(sources)}) and labels ({len(labels)}) must give one entry per value "
-                             f"({len(values)}; labels may be empty)")
+            raise ValueError(f"sources ({len(sources)}) and labels ({len(labels)}) must give one entry per element "
+                             f"of values ({len(values)}; labels may be empty)")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "sources", sources)
         object.__setattr__(self, "labels", labels)
@@ -283,12 +293,12 @@ def reference_table(gpus: Sequence[str] | None = REFERENCE_GPUS, benchmarks: Seq
 
     Scalar figures only (sweeps are drawn by their chapters). ``gpus=None`` keeps every GPU;
     ``benchmarks`` (names of the published benchmarks, e.g. ``("matmul", "stream", "all-reduce")``) keeps
-    those, None every one. Chapter: *The reference check*, "The references".
+    those, None every one; a GPU name must be one with published records. Chapter: *The reference check*, "The references".
     """
     from .. import results
     from ..views import cite_label, source_text
 
-    gpus = _gpu_names("gpus", gpus)
+    gpus = _published_gpus("gpus", gpus)
     benchmarks = check.optional(check.names, "benchmarks", benchmarks, _published_benchmarks(), max_len=100)
     groups: dict[tuple[str, str, str, str], list[tuple[float, str, str]]] = {}
     for rec in results.records(kind="published"):
@@ -327,7 +337,7 @@ def training_rows(gpus: Sequence[str] | None = REFERENCE_GPUS) -> list[dict[str,
     from .. import results
     from ..views import cite_label
 
-    gpus = _gpu_names("gpus", gpus)
+    gpus = _published_gpus("gpus", gpus)
     groups: dict[tuple[str, str, str, str], list[tuple[float, str]]] = {}
     for rec in results.records(benchmark="training-throughput", kind="published"):
         if gpus is not None and rec.gpu not in gpus:

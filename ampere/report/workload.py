@@ -67,7 +67,8 @@ def measure_layer(device: Any = None, row: str = REFERENCE_ROW, microbatch: int 
     quick = check.boolean("quick", quick)
     check.one_of("dtype", dtype, ("bf16", "fp16", "fp32"))
     b = check.positive_int("microbatch", microbatch, maximum=MAX_MICROBATCH)
-    shape = layer_shape(row) if shape is None else shape
+    reference = layer_shape(row)  # checks row even when shape replaces it
+    shape = reference if shape is None else shape
     for field in ("seq", "hidden", "heads"):
         if not hasattr(shape, field):
             raise TypeError(f"shape must be an ampere.transformer.TransformerShape (seq, hidden, heads), got "
@@ -124,9 +125,15 @@ def measure_layer(device: Any = None, row: str = REFERENCE_ROW, microbatch: int 
 def prediction_rows(gpus: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
                                              "H200-SXM-141GB"), row: str = REFERENCE_ROW) -> list[dict[str, str]]:
     """The Megatron model of the reference layer on each of ``gpus``: milliseconds, TFLOP/s and the share
-    of the dense BF16 peak (:func:`predict_layer_s`). Chapter: *The reference check*."""
+    of the dense BF16 peak (:func:`predict_layer_s`); the layer is BF16, so every GPU must have BF16 tensor
+    cores. Chapter: *The reference check*."""
     out = []
-    for g in check.gpus("gpus", gpus, max_len=len(specs.names())):
+    gpus = check.gpus("gpus", gpus, max_len=len(specs.names()))
+    no_bf16 = [g for g in gpus if not specs.get(g).supports("bf16")]
+    if no_bf16:
+        raise ValueError(f"gpus lists {', '.join(no_bf16)}, without BF16 tensor cores: the workload layer is BF16; "
+                         f"allowed: {', '.join(n for n in specs.names() if specs.get(n).supports('bf16'))}")
+    for g in gpus:
         spec, t = specs.get(g), predict_layer_s(g, row)
         rate = layer_flops(row) / t
         out.append({"GPU": spec.name, "model: ms per layer": f"{1e3 * t:.1f}", "TFLOP/s": f"{rate / 1e12:.0f}",
