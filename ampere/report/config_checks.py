@@ -192,17 +192,21 @@ def _node_network(spec: str | specs.GPUSpec | None = None) -> Any:
     return base.with_(gpu=spec.name, intra_bytes_per_s=fabrics.nvlink_effective_bytes_per_s(spec), name=name)
 
 
-def step_shares(spec: str | specs.GPUSpec | None = None) -> dict[str, Any]:
+def step_shares(spec: str | specs.GPUSpec | None = None, network: Any = None) -> dict[str, Any]:
     """Share of a training step in compute, NVLink collectives and network collectives, from the Megatron
     model of Table 1's 18B run (tensor 8 over NVLink, data-parallel 32 over InfiniBand) on ``spec``
     (A100-SXM4-80GB by default) in the node it comes in (:func:`_node_network`: an H100 talks over the DGX
     H100's 400 Gb/s adapters, not the DGX A100's 200 Gb/s). Host transfers are not in the model: share None (a
-    loss there stays unknown); start-up costs nothing in the steady state: share 0. ``network`` names the node
-    network, ``reference`` the run."""
-    from .. import megatron
+    loss there stays unknown); start-up costs nothing in the steady state: share 0. ``network`` (an
+    :class:`ampere.fabrics.NodeNetwork`) replaces the node's network, to ask what another one would change.
+    The answer's ``node network`` names the network, ``reference`` the run."""
+    from .. import fabrics, megatron
 
     spec = specs.get(check.gpu("spec", "A100-SXM4-80GB" if spec is None else spec))
-    net = _node_network(spec)
+    if network is not None and not isinstance(network, fabrics.NodeNetwork):
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork (fabrics.DGX_A100, DGX_H100), got "
+                        f"{network!r:.60} ({type(network).__name__})")
+    net = _node_network(spec) if network is None else network
     row = next(r for r in megatron.TABLE1 if r["name"] == "18B")
     est = megatron.estimate(megatron.table1_config(row), row["gpus"], row["batch"], row["tensor"],
                             row["pipeline"], row["microbatch"], gpu=spec.name, network=net)

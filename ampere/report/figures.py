@@ -265,8 +265,8 @@ def show_cases(rows: Sequence[dict[str, Any]] | None = None) -> None:
 
 def draw_findings(ax: Any, ranked: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> None:
     """Horizontal bars: the expected loss of training throughput of each finding (the range as a lighter
-    bar), in rank order; findings no published figure sizes are marked "unknown" at the left of their row,
-    above the axis. ``ranked`` are :func:`ampere.report.findings`, ``rows`` :func:`ampere.report.judge_all`."""
+    bar), in rank order; a lower bound is marked "at least"; findings no published figure sizes are marked
+    "unknown" at the left of their row, above the axis. ``ranked`` are :func:`ampere.report.findings`, ``rows`` :func:`ampere.report.judge_all`."""
     from .arguments import checked_rows, loss_pair
 
     ax = _ax("ax", ax, "barh")
@@ -285,6 +285,9 @@ def draw_findings(ax: Any, ranked: Sequence[dict[str, Any]], rows: Sequence[dict
         top = max(top, 100 * loss[1])
         ax.barh([y], [100 * loss[1]], color=color, alpha=0.35)
         ax.barh([y], [100 * loss[0]], color=color)
+        if by[f["check"]].get("at_least"):  # a lower bound: the loss may be larger
+            ax.annotate("at least", xy=(100 * loss[1], y), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=8, color="#555")
     for y, f in zip(ys, ranked):
         if by[f["check"]].get("throughput_loss") is None:
             ax.text(0.01 * max(top, 1.0), y, "unknown: no published figure sizes it", va="center", fontsize=8,

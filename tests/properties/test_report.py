@@ -409,6 +409,7 @@ def test_a_resource_loss_becomes_a_step_loss_through_its_share(gpu, resource, lo
         assert 0 <= out[0] <= out[1] <= loss[1] + 1e-12  # the step never loses more than the resource
     assert [r["GPU"] for r in answers(report.share_rows, [gpu], type_=list)] == [specs.get(gpu).name]
     rejects(report.step_shares, "spec", data.draw(bad_names(specs.names()).filter(lambda v: v is not None)))
+    rejects(report.step_shares, "network", gpu, data.draw(st.one_of(st.just("DGX A100"), st.integers())))
     rejects(report.throughput_loss, "v", data.draw(st.one_of(st.none(), st.text(max_size=3))), shares)
     rejects(report.throughput_loss, "shares", v, data.draw(st.one_of(st.integers(), st.just({"compute": -1}))))
     rejects(report.share_rows, "gpus", data.draw(st.one_of(st.just("A100-SXM4-80GB"), st.just(["NoSuchGPU"]),
