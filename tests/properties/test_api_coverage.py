@@ -44,8 +44,6 @@ PENDING: dict[str, str] = {
     "transformer": "shared model owned by the Megatron chapter (ch-megatron)",
     "gemm": "shared model owned by the architecture chapter (ch-arch)",
     "specs": "core catalogue (cap)",
-    "report": "aggregator (house-report)",
-    "live": "interface: the live calculators (site)",
 }
 
 #: the core: covered now, never pending
