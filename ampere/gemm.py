@@ -22,6 +22,7 @@ matmuls miss the roof"); *TF32 and the precision formats*, *2:4 structured spars
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
@@ -77,6 +78,13 @@ def wave_efficiency(m: int, n: int, tile_m: int = 128, tile_n: int = 128, sms: i
         check.positive_int(label, v) for label, v in (
             ("m", m), ("n", n), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
             ("tiles_per_sm", tiles_per_sm), ("batch", batch)))
+    return _wave_efficiency(m, n, tile_m, tile_n, sms, tiles_per_sm, batch)
+
+
+@functools.lru_cache(maxsize=65536)
+def _wave_efficiency(m: int, n: int, tile_m: int, tile_n: int, sms: int, tiles_per_sm: int, batch: int) -> float:
+    """:func:`wave_efficiency` on arguments already checked (positive Python integers), cached: the Megatron
+    chapter's layout search asks for the same few shapes tens of thousands of times."""
     tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n) * batch
     slots = sms * tiles_per_sm
     waves = math.ceil(tiles / slots)

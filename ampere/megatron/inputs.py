@@ -49,6 +49,9 @@ _OVERLAP = next(r for r in results.records(benchmark="comm-compute-overlap", kin
 assert _A100_MAMF is not None and _A100_MAMF[1] is not None, "ampere/data/published/matmul.json lacks the A100 MAMF"
 _MAMF_SOURCE = _A100_MAMF[2]
 _ATTENTION = results.table("megatron-attention-benchmark")
+#: the published nccl-tests logs the NVLink chapter derives the latency terms of ampere.fabrics from
+_LATENCY_SOURCE = next(r.source for r in results.records(benchmark="all-reduce", kind="published")
+                       if r.id == fabrics.LATENCY_RECORDS["intra_8"])
 
 #: The inputs of :func:`estimate`, each a microbenchmark figure (or a count from the code of the time)
 #: with its source. Peaks and bandwidths themselves come from ``ampere.specs``.
@@ -77,15 +80,23 @@ INPUTS: dict[str, Input] = {i.name: i for i in (
     Input("nvswitch_allreduce_busbw", 230e9, "B/s (busbw)", "nccltests149",
           "NCCL all-reduce bus bandwidth inside a DGX A100 (NVSwitch) at large sizes; the ring model with "
           "this link speed reproduces it"),
-    Input("nvlink_step_latency_s", fabrics.DGX_A100.intra_latency_s, "s per ring step", "nccl583",
-          "latency of one ring step over NVLink (from ampere.fabrics.DGX_A100)"),
+    Input("nvlink_overhead_s", fabrics.DGX_A100.intra_overhead_s, "s per collective", _LATENCY_SOURCE,
+          "fixed cost of one NCCL collective (or send) inside a node: launch, start and end synchronisation, paid "
+          "once whatever the number of hops (ampere.fabrics.DGX_A100, derived there from the smallest "
+          "all-reduces of 4 and 8 A100s)"),
+    Input("nvlink_step_latency_s", fabrics.DGX_A100.intra_latency_s, "s per ring step", _LATENCY_SOURCE,
+          "latency of one ring step (hop) over NVLink (ampere.fabrics.DGX_A100, derived from the same logs)"),
     Input("ib_bytes_per_s", fabrics.DGX_A100.inter_bytes_per_s_per_gpu, "B/s per direction per GPU",
           fabrics.DGX_A100.source,
           "one HDR InfiniBand adapter (200 Gb/s) per GPU on a DGX A100 (from ampere.fabrics.DGX_A100)"),
     Input("ib_fraction", 86 / 100, "of InfiniBand line rate", "nccltests175",
           "NCCL all-reduce busbw between two A100 nodes with 4 x HDR (100 GB/s line rate): 86 GB/s"),
-    Input("ib_step_latency_s", fabrics.DGX_A100.inter_latency_s, "s per step", "",
-          "latency of one step between nodes: an assumption of the NVLink chapter (ampere.fabrics)"),
+    Input("ib_overhead_s", fabrics.DGX_A100.inter_overhead_s, "s per collective", _LATENCY_SOURCE,
+          "fixed cost of one NCCL collective (or send) that spans nodes (ampere.fabrics.DGX_A100, derived from "
+          "the smallest all-reduces of 2 and 16 nodes of 8 A100s)"),
+    Input("ib_step_latency_s", fabrics.DGX_A100.inter_latency_s, "s per step", _LATENCY_SOURCE,
+          "latency of one hop between nodes, InfiniBand HDR with NCCL's proxy (ampere.fabrics.DGX_A100, derived "
+          "from the same logs)"),
     Input("gpus_per_node", fabrics.DGX_A100.gpus_per_node, "GPUs", fabrics.DGX_A100.source,
           "DGX A100: 8 GPUs on NVSwitch, 8 HDR adapters"),
     Input("grad_accumulation_bytes", 6, "B per parameter per microbatch", "megatronlm2021code",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import check, collectives, fabrics, specs
+from .. import check, fabrics, specs
 from ..transformer import TransformerShape
-from .comms import overlapped, slowdown_at
+from .comms import group_collective, overlapped, slowdown_at
 from .hardware import _flash_roofline, _gemm, _hardware
 from .layer_costs import layer_costs
 from .sizing import _cfg
@@ -87,7 +87,8 @@ def context_parallel(cfg: TransformerShape, context: int, microbatch: int = 1, *
     kv_bytes = 2 * 2.0 * b * (s // c) * cfg.kv_dim  # K and V of one GPU's chunk, 16-bit
     sent_fwd = (c - 1) * kv_bytes
     sent = 3 * sent_fwd  # forward: K, V; backward: K, V again and their gradients
-    ring = sent / hw.nvl_bw + 2 * (c - 1) * hw.nvl_lat
+    # 2(c - 1) ring steps (forward and backward), each one send/receive: a fixed overhead and one NVLink hop
+    ring = sent / hw.nvl_bw + 2 * (c - 1) * (hw.net.intra_overhead_s + hw.net.intra_latency_s) if c > 1 else 0.0
     attention = _flash_roofline(hw, s, cfg.head_dim, b * cfg.heads) / c
     act = memory.shape_activation_bytes_per_layer(cfg, b, "none", flash_attention=True) / c
     exposed = overlapped(ring, attention, slowdown_at(hw, hw.nvl_bw))
@@ -113,7 +114,8 @@ def expert_parallel(tokens: int, hidden: int, experts: int, top_k: int, ep: int,
     hw = _hardware(gpu)
     per_pass = n * k * h * 2.0 * (g - 1) / g  # 16-bit token vectors leaving the GPU, one all-to-all
     sent = 4 * per_pass  # dispatch and combine, forward and backward
-    a2a = sent / hw.nvl_bw + 4 * (g - 1) * hw.nvl_lat
+    # four all-to-alls, each one NCCL operation of g - 1 steps: a fixed overhead and one NVLink hop per step
+    a2a = sent / hw.nvl_bw + 4 * (hw.net.intra_overhead_s + (g - 1) * hw.net.intra_latency_s) if g > 1 else 0.0
     routed = n * k  # token-expert pairs a GPU computes, on average
     gemm_fwd = 3 * _gemm(hw, routed, f, h)  # gate, up, down per token-expert pair
     compute = 3 * gemm_fwd  # forward and the two backward GEMMs of each
@@ -121,16 +123,3 @@ def expert_parallel(tokens: int, hidden: int, experts: int, top_k: int, ep: int,
     return {"ep": g, "bytes_sent_per_gpu": sent, "all_to_all_s": a2a, "expert_gemm_s": compute,
             "expert_params_per_gpu": weights, "a2a_share": a2a / (a2a + compute)}
 
-
-def collective_ladder(nbytes: float, gpus: tuple[int, ...] = (2, 4, 8, 16, 64, 256)) -> list[dict[str, float]]:
-    """All-gather time of ``nbytes`` over a growing group: inside one DGX A100, then across nodes (rings
-    rail-aligned over the node's 8 adapters). Chapter: "ZeRO and FSDP as ideas"."""
-    size = check.positive("nbytes", nbytes)
-    hw = _hardware("A100-SXM4-80GB")
-    out = []
-    for n in gpus:
-        check.positive_int("gpus[]", n, maximum=1_000_000)
-        bw = hw.nvl_bw if n <= hw.per_node else min(hw.nvl_bw, hw.per_node * hw.ib_bw)
-        lat = hw.nvl_lat if n <= hw.per_node else hw.ib_lat
-        out.append({"gpus": n, "seconds": collectives.collective_time("all_gather", size, n, bw, lat)})
-    return out

@@ -144,6 +144,35 @@ def _ends(cfg: TransformerShape, hw: _Hardware, t: int, b: int) -> tuple[float, 
     return embed, logits, g
 
 
+@functools.lru_cache(maxsize=64)
+def _figures_used(spec: specs.GPUSpec, ceiling: str, flash: bool) -> tuple[str, ...]:
+    """The measured figures behind an estimate on ``spec`` (GEMM ceiling, attention core, the inputs), with their
+    sources; cached, since every estimate of a layout search reads the same ones."""
+    used = []
+    sustained = gemm.sustained_matmul_flops(spec) if ceiling == "sustained" else None
+    if sustained is not None:
+        srec = sustained[2]
+        used.append(f"GEMM ceiling: {srec.id} ({gemm.matmul_tflops(srec):.0f} TFLOP/s, long GEMM on random data; "
+                    f"{srec.source}, {srec.where})")
+    else:
+        try:
+            _f, _shape, mrec = gemm.mamf_flops(spec, "bf16")
+            used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, "
+                        f"{mrec.where})")
+        except ValueError:
+            used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {spec.name}")
+    if flash:
+        frec = _flash_record()
+        used.append(f"attention core: {frec.id} ({frec.source}, {frec.where})")
+    else:
+        used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
+    for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "nvlink_overhead_s", "ib_fraction",
+                 "ib_overhead_s", "overlap_slowdown"):
+        i = INPUTS[name]
+        used.append(f"{name}: {i.value:.4g} {i.unit} ({i.source or 'assumption'})")
+    return tuple(used)
+
+
 @functools.lru_cache(maxsize=4096)
 def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
                      interleave: int, recompute: str, gpu: str, sw: Software, ddp: str, scatter_gather: bool,
@@ -154,7 +183,7 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
     hw = _hardware(gpu, network, ceiling)
     t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
     s, h = cfg.seq, cfg.hidden
-    k = slowdown_at(hw, hw.nvl_bw if t <= hw.per_node else hw.ib_bw)  # tensor-parallel collectives
+    k = slowdown_at(hw, hw.nvl_bw if t <= hw.per_node else min(hw.nvl_bw, hw.per_node * hw.ib_bw))  # tensor-parallel
     lc = layer_costs(cfg, hw, t, b, sequence_parallel, flash, sw.fused_kernels, sw.tp_overlap, k)
     k_dp = slowdown_at(hw, dp_bytes_per_s(hw, t, d))  # data-parallel collectives
     layers = lay.stage_layers(cfg)  # the heaviest stage paces the pipeline (uneven splits: ceil(l / p))
@@ -243,29 +272,8 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
     notes = list(hw.notes)
     if eta != 1.0 and hw.spec.name != "A100-SXM4-80GB":
         notes.append("the system efficiency was calibrated on an A100 80GB run and is applied unchanged")
-    used = []
-    sustained = gemm.sustained_matmul_flops(hw.spec) if ceiling == "sustained" else None
-    if sustained is not None:
-        srec = sustained[2]
-        used.append(f"GEMM ceiling: {srec.id} ({gemm.matmul_tflops(srec):.0f} TFLOP/s, long GEMM on random data; "
-                    f"{srec.source}, {srec.where})")
-    else:
-        try:
-            _f, _shape, mrec = gemm.mamf_flops(hw.spec, "bf16")
-            used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, "
-                        f"{mrec.where})")
-        except ValueError:
-            used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {hw.spec.name}")
-    if flash:
-        frec = _flash_record()
-        used.append(f"attention core: {frec.id} ({frec.source}, {frec.where})")
-    else:
-        used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
-    for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "ib_fraction", "overlap_slowdown"):
-        i = INPUTS[name]
-        used.append(f"{name}: {i.value:.4g} {i.unit} ({i.source or 'assumption'})")
-    used.append(f"node network: {network.name} ({network.source or 'assumption'})")
-    used.append(f"software: {sw.label}")
+    used = [*_figures_used(hw.spec, ceiling, flash), f"node network: {network.name} ({network.source or 'assumption'})",
+            f"software: {sw.label}"]
     if eta != 1.0:
         used.append(f"2021 system efficiency {eta:.3f} fitted on Table 1's {CALIBRATION_RUN} row")
     options = (("software", sw.name), ("recompute", recompute), ("sequence_parallel", sequence_parallel),
