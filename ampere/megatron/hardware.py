@@ -16,7 +16,6 @@ from typing import Any
 
 from .. import check, fabrics, gemm, results, specs
 from .inputs import _A100_MAMF, _ATTENTION, INPUTS, _mamf
-from .sizing import _check_positive_int
 
 
 @dataclass(frozen=True)

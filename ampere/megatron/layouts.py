@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .. import check
 from ..transformer import TransformerShape
-from .sizing import _cfg, _check_positive_int, _linear_weights
+from .sizing import _cfg, _linear_weights
 
 # ===========================================================================================================
 # Layouts

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import check, fabrics, specs
 from ..transformer import TransformerShape
-from .comms import group_collective, overlapped, slowdown_at
+from .comms import overlapped, slowdown_at
 from .hardware import _flash_roofline, _gemm, _hardware
 from .layer_costs import layer_costs
 from .sizing import _cfg

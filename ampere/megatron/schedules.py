@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check
-from .sizing import _check_positive_int
 
 # ===========================================================================================================
 # Pipeline schedules, simulated step by step
