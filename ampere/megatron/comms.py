@@ -30,7 +30,8 @@ def overlapped(comm_s: float, compute_s: float, slowdown: float | None = None) -
     """
     c = check.nonneg("comm_s", comm_s)
     g = check.nonneg("compute_s", compute_s)
-    k = INPUTS["overlap_slowdown"].value if slowdown is None else check.real("slowdown", slowdown, minimum=1.0)
+    k = INPUTS["overlap_slowdown"].value if slowdown is None else check.real("slowdown", slowdown, minimum=1.0,
+                                                                             maximum=1e6)
     if c == 0:
         return 0.0
     return max(c - g, c * (1 - 1 / k))
@@ -150,7 +151,7 @@ def step_collectives(params_per_gpu: float, data_parallel: int, microbatches: in
     reduce-scatters every microbatch's gradients; the other schemes reduce once per step.
     Chapter: "ZeRO and FSDP as ideas".
     """
-    n = check.positive("params_per_gpu", params_per_gpu)
+    n = check.positive("params_per_gpu", params_per_gpu, maximum=1e16)
     d = check.positive_int("data_parallel", data_parallel, maximum=1_000_000)
     m = check.positive_int("microbatches", microbatches, maximum=1_000_000)
     g = check.choice("grad_bytes", grad_bytes, (2, 4))

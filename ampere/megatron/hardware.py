@@ -120,7 +120,8 @@ def gemm_time(m: int, n: int, k: int, batch: int = 1, gpu: str | specs.GPUSpec =
     gap. Small inner dimensions (attention's k = h/a) make a GEMM memory-bound.
     """
     for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
-        check.positive_int(name, v, maximum=10**9)
+        check.positive_int(name, v, maximum=gemm.MAX_DIM)
+    check.one_of("ceiling", ceiling, GEMM_CEILINGS)
     hw = _hardware(gpu, None, ceiling)
     return _gemm(hw, m, n, k, batch)
 
@@ -152,7 +153,13 @@ def attention_core_roofline(gpu: str | specs.GPUSpec, batch: int, heads: int, he
     reads only the lower triangle). No efficiency factor: this is what perfect kernels would take.
     """
     hw = _hardware(gpu)
+    for name, v in (("batch", batch), ("heads", heads), ("head_dim", head_dim), ("seq", seq)):
+        check.positive_int(name, v, maximum=gemm.MAX_DIM)
+    causal, dropout = check.boolean("causal", causal), check.boolean("dropout", dropout)
     n = batch * heads
+    if n > gemm.MAX_DIM:
+        raise ValueError(f"batch x heads = {batch} x {heads} = {n} batched GEMMs; allowed: at most {gemm.MAX_DIM} "
+                         "(cuBLAS counts them in a 32-bit int)")
     f1, g1 = _gemm_fwd_bwd(hw, seq, seq, head_dim, n)
     f2, g2 = _gemm_fwd_bwd(hw, seq, head_dim, seq, n)
     elems = n * seq * seq

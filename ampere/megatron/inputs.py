@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import fabrics, gemm, results, specs
+from .. import check, fabrics, gemm, results, specs
 
 # ===========================================================================================================
 # The throughput model: its inputs
@@ -28,6 +28,13 @@ class Input:
     unit: str
     source: str  # bib key (book/references.bib); "" for a stated assumption
     meaning: str
+
+    def __post_init__(self) -> None:
+        check.string("name", self.name, max_len=80)
+        object.__setattr__(self, "value", check.finite("value", self.value))
+        check.string("unit", self.unit, max_len=200)
+        check.string("source", self.source, allow_empty=True, max_len=80)
+        check.string("meaning", self.meaning, max_len=2000)
 
 
 def _mamf(gpu: str | specs.GPUSpec) -> tuple[float, tuple[int, int, int] | None, str] | None:

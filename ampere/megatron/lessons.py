@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import check, fabrics, specs
+from .. import check, fabrics, gemm, specs
 from ..transformer import TransformerShape
 from .comms import overlapped, slowdown_at
 from .hardware import _flash_roofline, _gemm, _hardware
@@ -19,6 +19,12 @@ from .layer_costs import layer_costs
 from .sizing import _cfg
 from .stacks import software
 from .throughput import Estimate, estimate
+
+def _tokens(microbatch: int, cfg: TransformerShape) -> None:
+    if microbatch * cfg.seq > gemm.MAX_DIM:
+        raise ValueError(f"microbatch x seq = {microbatch} x {cfg.seq} tokens in one GEMM; allowed: at most "
+                         f"{gemm.MAX_DIM} (cuBLAS dimensions are 32-bit)")
+
 
 #: A node whose GPUs each sit in a node of their own: every tensor-parallel collective crosses the network.
 _ACROSS_NODES = fabrics.DGX_A100.with_(name="one GPU per node (tensor parallelism across nodes)", gpus_per_node=1,
@@ -35,8 +41,9 @@ def tp_efficiency(cfg: TransformerShape, tensor: int, microbatch: int = 1, *, ac
     cfg = _cfg(cfg)
     t = check.positive_int("tensor", tensor, maximum=256)
     b = check.positive_int("microbatch", microbatch, maximum=4096)
-    if cfg.heads % t:
-        raise ValueError(f"tensor={t} does not divide heads={cfg.heads}")
+    _tokens(b, cfg)
+    if cfg.heads % t or cfg.n_kv_heads % t:
+        raise ValueError(f"tensor={t} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}")
     net = _ACROSS_NODES if check.boolean("across_nodes", across_nodes) else fabrics.DGX_A100
     hw = _hardware(gpu, net)
     hw1 = _hardware(gpu)
@@ -58,6 +65,8 @@ def overlap_effect(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     beside a longer kernel costs nothing): the iteration time and the exposed communication of each.
     Chapter: "Overlap: what hiding communication buys"."""
     base = software(stack)
+    if "software" in options:
+        raise TypeError("overlap_effect takes the stack as stack=..., not software=...")
     none = base.with_(tp_overlap=False, dp_overlap=False, zero3_prefetch="none", label=f"{base.name}, no overlap")
     full = base.with_(tp_overlap=True, dp_overlap=True, zero3_prefetch="both", label=f"{base.name}, all overlapped")
     rows = []
@@ -82,6 +91,7 @@ def context_parallel(cfg: TransformerShape, context: int, microbatch: int = 1, *
     cfg = _cfg(cfg)
     c = check.positive_int("context", context, maximum=8)
     b = check.positive_int("microbatch", microbatch, maximum=4096)
+    _tokens(b, cfg)
     hw = _hardware(gpu)
     s = cfg.seq
     kv_bytes = 2 * 2.0 * b * (s // c) * cfg.kv_dim  # K and V of one GPU's chunk, 16-bit
@@ -111,6 +121,9 @@ def expert_parallel(tokens: int, hidden: int, experts: int, top_k: int, ep: int,
     if e % g:
         raise ValueError(f"ep={g} does not divide experts={e}")
     f = 4 * h if ffn_hidden is None else check.positive_int("ffn_hidden", ffn_hidden, maximum=10**7)
+    if n * k > gemm.MAX_DIM:
+        raise ValueError(f"tokens x top_k = {n} x {k} routed tokens; allowed: at most {gemm.MAX_DIM} (one GEMM "
+                         "dimension, 32-bit in cuBLAS)")
     hw = _hardware(gpu)
     per_pass = n * k * h * 2.0 * (g - 1) / g  # 16-bit token vectors leaving the GPU, one all-to-all
     sent = 4 * per_pass  # dispatch and combine, forward and backward

@@ -23,9 +23,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from .. import fabrics, results
+from .. import check, fabrics, results
 from ..transformer import TransformerShape
-from .sizing import GPTConfig, flops_per_iteration
+from .sizing import GPTConfig, _rows, flops_per_iteration
 from .stacks import STACKS, Software
 from .throughput import Estimate, estimate
 
@@ -257,11 +257,26 @@ class TeamGroup:
     mean_abs_error: float | None
     max_abs_error: float | None
 
+    def __post_init__(self) -> None:
+        check.string("team", self.team, max_len=200)
+        check.string("stack", self.stack, allow_empty=True, max_len=80)
+        runs = check.nonneg_int("runs", self.runs, maximum=100_000)
+        check.nonneg_int("scored", self.scored, maximum=runs)
+        for f in ("mean_abs_error", "max_abs_error"):
+            check.optional(check.nonneg, f, getattr(self, f))
+        if (self.mean_abs_error is None) != (self.scored == 0) or (self.max_abs_error is None) != (self.scored == 0):
+            raise ValueError(f"mean_abs_error and max_abs_error are None exactly when scored=0, got scored="
+                             f"{self.scored}, mean {self.mean_abs_error!r}, max {self.max_abs_error!r}")
+
+
+#: The keys :func:`team_groups` reads from each row of :func:`team_rows`.
+_ROW_KEYS = ("team", "stack", "scored", "error")
+
 
 def team_groups(rows: list[dict[str, Any]] | None = None) -> list[TeamGroup]:
     """Mean and max |error| of the iteration time per team, over its scored runs; and over all of them
     (the last row, team "all scored runs"). Chapter: "Other teams, other software"."""
-    rows = team_rows() if rows is None else rows
+    rows = team_rows() if rows is None else _rows("rows", rows, _ROW_KEYS)
     out = []
     teams: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
@@ -271,5 +286,6 @@ def team_groups(rows: list[dict[str, Any]] | None = None) -> list[TeamGroup]:
         out.append(TeamGroup(team, rs[0]["stack"], len(rs), len(errs), statistics.mean(errs) if errs else None,
                              max(errs) if errs else None))
     every = [abs(r["error"]) for r in rows if r["scored"] and r["error"] is not None]
-    out.append(TeamGroup("all scored runs", "", len(rows), len(every), statistics.mean(every), max(every)))
+    out.append(TeamGroup("all scored runs", "", len(rows), len(every), statistics.mean(every) if every else None,
+                         max(every) if every else None))
     return out

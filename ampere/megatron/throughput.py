@@ -24,7 +24,7 @@ from .inputs import _ATTENTION, CALIBRATION_RUN, END_OPS, INPUTS
 from .layer_costs import LAYER_CATEGORIES, layer_costs
 from .layouts import Layout, layout, params_per_gpu
 from .published import TABLE1, table1_config
-from .sizing import FLOP_CONVENTIONS, _cfg, _recompute, flops_per_iteration  # noqa: F401  (documented here)
+from .sizing import FLOP_CONVENTIONS, MAX_BATCH, MAX_GPUS, RECOMPUTE, _cfg, _recompute, flops_per_iteration
 from .stacks import Software
 from .stacks import software as _software
 
@@ -47,8 +47,6 @@ CATEGORY_LABELS: dict[str, str] = {"tensor-parallel all-reduce": "tensor-paralle
 COMMUNICATION = ("tensor-parallel all-reduce", "pipeline sends", "data-parallel all-reduce")
 #: Numeric precision of a run: it sets how gradients are accumulated and reduced (bf16: in fp32).
 PRECISIONS = ("fp16", "bf16")
-#: Bounds of :func:`estimate`'s integer arguments (they size loops and simulations).
-MAX_GPUS, MAX_BATCH = 1_000_000, 100_000_000
 
 
 @dataclass(frozen=True)
@@ -85,6 +83,27 @@ class Estimate:
     software: str = ""  # Software.name
     options: tuple[tuple[str, Any], ...] = ()  # the options the time and the memory were computed with
     flop_convention: str = "hardware"  # the convention of tflops_per_gpu
+
+    def __post_init__(self) -> None:
+        _cfg(self.config)
+        if not isinstance(self.layout, Layout):
+            raise TypeError(f"layout must be a Layout, got {self.layout!r:.60} ({type(self.layout).__name__})")
+        object.__setattr__(self, "gpu", specs.get(self.gpu).name)
+        check.one_of("recompute", self.recompute, RECOMPUTE)
+        check.boolean("calibrated", self.calibrated)
+        check.fraction("system_efficiency", self.system_efficiency, allow_zero=False)
+        check.positive("time_per_iteration_s", self.time_per_iteration_s)
+        for f in ("tflops_per_gpu", "bubble_fraction", "memory_bytes_per_gpu", "model_tflops_per_gpu",
+                  "causal_model_tflops_per_gpu"):
+            check.nonneg(f, getattr(self, f))
+        check.boolean("fits_in_memory", self.fits_in_memory)
+        breakdown = check.mapping("breakdown", self.breakdown)
+        if list(breakdown) != list(CATEGORIES):
+            raise ValueError(f"breakdown must have the categories {', '.join(CATEGORIES)} in that order")
+        for k, v in breakdown.items():
+            check.nonneg(f"breakdown[{k!r}]", v)
+        check.mapping("memory", self.memory)
+        check.one_of("flop_convention", self.flop_convention, tuple(FLOP_CONVENTIONS))
 
     @property
     def percent_of_peak(self) -> float:
@@ -346,6 +365,9 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     rb = (4 if precision == "bf16" else 2) if reduce_bytes is None else check.choice("reduce_bytes", reduce_bytes, (2, 4))
     spec = specs.get(gpu)
     layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)  # ValueError before anything else
+    if microbatch * cfg.seq > gemm.MAX_DIM:
+        raise ValueError(f"microbatch x seq = {microbatch} x {cfg.seq} tokens in one GEMM; allowed: at most "
+                         f"{gemm.MAX_DIM} (cuBLAS dimensions are 32-bit)")
     if interleave > 1 and not sw.interleave:
         raise ValueError(f"interleave={interleave}: the {sw.name!r} stack's pipeline engine has no interleaved "
                          f"schedule ({sw.sources.get('interleave', '')}); use interleave=1")

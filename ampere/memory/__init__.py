@@ -47,11 +47,11 @@ from .fits import (DEFAULT_FINETUNE_SEQ, DEFAULT_LORA_RANK, GB, MemoryEstimate, 
 from .training import (BYTES_PER_PARAM_MIXED_ADAM, CONVENTIONS, FP32_ADAM, MIXED_ADAM, OFFLOAD, RECIPES, ZERO_STAGES,
                        MemoryConvention, StateBytes, TrainingRecipe, gathered_layer_bytes, largest_module_params,
                        memory_convention, state_bytes_per_param, zero_bytes_per_param)
-from .weights import (FORMAT_BITS, NF4_DOUBLE_QUANT_OVERHEAD_BITS, NF4_SINGLE_QUANT_OVERHEAD_BITS, format_bits,
+from .weights import (FORMAT_BITS, NF4_DOUBLE_QUANT_OVERHEAD_BITS, NF4_SINGLE_QUANT_OVERHEAD_BITS,
                       group_scale_overhead_bits, kv_bytes_per_token, kv_cache_bytes, weight_bytes)
 
 __all__ = [
-    "GB", "FORMAT_BITS", "NF4_DOUBLE_QUANT_OVERHEAD_BITS", "NF4_SINGLE_QUANT_OVERHEAD_BITS", "format_bits",
+    "GB", "FORMAT_BITS", "NF4_DOUBLE_QUANT_OVERHEAD_BITS", "NF4_SINGLE_QUANT_OVERHEAD_BITS",
     "group_scale_overhead_bits", "weight_bytes", "kv_bytes_per_token", "kv_cache_bytes",
     "TrainingRecipe", "MIXED_ADAM", "FP32_ADAM", "RECIPES", "BYTES_PER_PARAM_MIXED_ADAM", "ZERO_STAGES",
     "StateBytes", "zero_bytes_per_param", "RECOMPUTE", "activation_bytes_per_layer", "logits_bytes",

@@ -14,12 +14,13 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .. import check, specs
-from ..transformer import TransformerShape
-from .activations import RECOMPUTE, activation_bytes, shape_of
+from ..transformer import LIMITS, TransformerShape
+from .activations import MAX_MICRO_BATCH, RECOMPUTE, _shape, activation_bytes, shape_of
 from .capacity import _usable, gpus_to_hold
-from .training import (MIXED_ADAM, MemoryConvention, TrainingRecipe, _recipe, _stage, gathered_layer_bytes,
-                       largest_module_params, memory_convention, state_bytes_per_param, zero_bytes_per_param)
-from .weights import FORMAT_BITS, NF4_DOUBLE_QUANT_OVERHEAD_BITS, format_bits, kv_cache_bytes
+from .training import (MAX_DATA_PARALLEL, MIXED_ADAM, OFFLOAD, MemoryConvention, TrainingRecipe, _convention, _recipe, _stage,
+                       gathered_layer_bytes, largest_module_params, state_bytes_per_param, zero_bytes_per_param)
+from .weights import (FORMAT_BITS, MAX_BATCH, MAX_BITS, MAX_CONTEXT, MAX_PARAMS, NF4_DOUBLE_QUANT_OVERHEAD_BITS,
+                      _format_bits, kv_cache_bytes)
 
 #: Bytes in a gigabyte (GB = 1e9 bytes; GiB = 2**30 is spelled out where used).
 GB = 1e9
@@ -37,7 +38,20 @@ class MemoryEstimate:
     assumptions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "breakdown", MappingProxyType(dict(self.breakdown)))
+        check.one_of("mode", self.mode, _MODES)
+        object.__setattr__(self, "params", check.positive("params", self.params, maximum=MAX_PARAMS))
+        parts = check.mapping("breakdown", self.breakdown)
+        for k, v in parts.items():
+            check.string("breakdown key", k)
+            parts[k] = check.nonneg(f"breakdown[{k!r}]", v)
+        object.__setattr__(self, "breakdown", MappingProxyType(parts))
+        object.__setattr__(self, "data_parallel", check.positive_int("data_parallel", self.data_parallel,
+                                                                     maximum=MAX_DATA_PARALLEL))
+        object.__setattr__(self, "zero_stage", _stage("zero_stage", self.zero_stage))
+        if isinstance(self.assumptions, str):
+            raise TypeError(f"assumptions must be a tuple of strings, got the string {self.assumptions!r:.60}")
+        object.__setattr__(self, "assumptions", tuple(check.sequence(
+            "assumptions", self.assumptions, lambda n, v: check.string(n, v, max_len=2000), min_len=0)))
 
     @property
     def total_bytes(self) -> float:
@@ -124,21 +138,25 @@ def model_memory(
     check.one_of("mode", mode, _MODES)
     shape = None
     if isinstance(params, (str, TransformerShape)):
-        shape = shape_of(params)
+        shape = _shape("params", params)
         n_params = float(shape.params)
     else:
-        n_params = check.positive("params", params)
-    format_bits("weights", weights)
-    format_bits("kv_cache", kv_cache)
-    check.nonneg("weight_overhead_bits", weight_overhead_bits)
-    context = check.nonneg_int("context", context)
-    check.positive_int("batch", batch)
-    check.positive_int("data_parallel", data_parallel)
-    seq_len = check.nonneg_int("seq_len", seq_len)
-    check.positive_int("micro_batch", micro_batch)
+        n_params = check.positive("params", params, maximum=MAX_PARAMS)
+    _format_bits("weights", weights)
+    _format_bits("kv_cache", kv_cache)
+    check.nonneg("weight_overhead_bits", weight_overhead_bits, maximum=MAX_BITS)
+    context = check.nonneg_int("context", context, maximum=MAX_CONTEXT)
+    check.positive_int("batch", batch, maximum=MAX_BATCH)
+    check.positive_int("data_parallel", data_parallel, maximum=MAX_DATA_PARALLEL)
+    seq_len = check.nonneg_int("seq_len", seq_len, maximum=MAX_CONTEXT)
+    check.positive_int("micro_batch", micro_batch, maximum=MAX_MICRO_BATCH)
     _stage("zero_stage", zero_stage)
     check.one_of("recompute", recompute, RECOMPUTE)
     check.one_of("finetune", finetune, _FINETUNE)
+    check.positive_int("lora_rank", lora_rank, maximum=LIMITS["lora_rank"])
+    r = _recipe(recipe)
+    ar = _recipe(adapter_recipe, "adapter_recipe")
+    conv = None if convention is None else _convention("convention", convention)
     name = shape.label if shape else f"{n_params / 1e9:.3g}B parameters"
     assumptions: list[str] = []
     breakdown: dict[str, float] = {}
@@ -156,9 +174,7 @@ def model_memory(
         assumptions.append("runtime buffers (CUDA context, workspaces, fragmentation) not included")
         return MemoryEstimate("inference", n_params, breakdown, 1, 0, tuple(assumptions))
 
-    r = _recipe(recipe)
-    if finetune == "full" and convention is not None:
-        conv = memory_convention(convention)
+    if finetune == "full" and conv is not None:
         per = state_bytes_per_param(zero_stage, data_parallel, conv)
         breakdown.update({k: v * n_params for k, v in per.items()})
         if shape is not None and zero_stage == 3:
@@ -178,7 +194,6 @@ def model_memory(
                              "name or a TransformerShape as params")
         base_fmt, overhead = (("nf4", NF4_DOUBLE_QUANT_OVERHEAD_BITS) if finetune == "qlora"
                               else (weights, weight_overhead_bits))
-        ar = _recipe(adapter_recipe)
         lora = shape.lora_params(lora_rank)
         breakdown["frozen_weights"] = n_params * (FORMAT_BITS[base_fmt] + overhead) / 8
         breakdown["adapter_state"] = lora * zero_bytes_per_param(zero_stage, data_parallel, ar).total
@@ -223,7 +238,8 @@ def max_batch(model: TransformerShape | str, gpu: str | specs.GPUSpec, *, contex
 
     Chapter: *HBM and the memory hierarchy*, "The 2026 use cases, checked".
     """
-    ctx = check.positive_int("context", context)
+    ctx = check.positive_int("context", context, maximum=MAX_CONTEXT)
+    _format_bits("kv_cache", kv_cache)
     est = model_memory(shape_of(model), weights=weights, weight_overhead_bits=weight_overhead_bits)
     free = est.headroom_bytes(gpu, reserve_bytes)
     per_seq = kv_cache_bytes(model, ctx, 1, kv_cache)
@@ -261,10 +277,18 @@ def min_gpus_zero(params: float, gpu: str | specs.GPUSpec, stage: int = 3,
     Chapter: *HBM and the memory hierarchy*, "Training a model"; *Megatron-LM*, "Checked against Megatron-LM
     and DeepSpeed".
     """
-    n_params = check.positive("params", params)
+    n_params = check.positive("params", params, maximum=MAX_PARAMS)
     cap = _usable(gpu, reserve_bytes)
     st = _stage("stage", stage)
-    limit = check.positive_int("max_gpus", max_gpus)
+    limit = check.positive_int("max_gpus", max_gpus, maximum=MAX_DATA_PARALLEL)
+    check.one_of("offload", offload, OFFLOAD)
+    check.nonneg("largest_layer_params", largest_layer_params, maximum=MAX_PARAMS)
+    if convention is not None:
+        convention = _convention("convention", convention)
+    elif offload != "none" or largest_layer_params:
+        raise ValueError(f"offload={offload!r} and largest_layer_params={largest_layer_params!r} are counted only "
+                         "with a convention (convention='deepspeed'); allowed without one: offload='none', "
+                         "largest_layer_params=0")
     if convention is None:
         r = _recipe(recipe)
         one, two = zero_bytes_per_param(st, 1, r).items(), dict(zero_bytes_per_param(st, 2, r).items())

@@ -26,11 +26,17 @@ NF4_DOUBLE_QUANT_OVERHEAD_BITS = 8 / 64 + 32 / (64 * 256)
 NF4_SINGLE_QUANT_OVERHEAD_BITS = 32 / 64
 
 
-def format_bits(name: str, fmt: str) -> float:
-    """Bits per element of format ``fmt`` (a key of :data:`FORMAT_BITS`); ``name`` is the argument's name.
+#: Bounds of the arguments: far above any real model or quantization scheme, low enough that every answer is a
+#: finite number of bytes (a trillion-parameter model is 1e12; a scale is at most a 64-bit number).
+MAX_PARAMS = 1e16
+MAX_BITS = 64
+MAX_GROUP = 1 << 20
+MAX_CONTEXT = 100_000_000
+MAX_BATCH = 10_000_000
 
-    Chapter: *HBM and the memory hierarchy*, "Serving a model".
-    """
+
+def _format_bits(name: str, fmt: str) -> float:
+    """Bits per element of format ``fmt`` (a key of :data:`FORMAT_BITS`); ``name`` is the argument's name."""
     return FORMAT_BITS[check.one_of(name, fmt, tuple(FORMAT_BITS))]
 
 
@@ -40,9 +46,9 @@ def group_scale_overhead_bits(group_size: int, scale_bits: int = 16, zero_point_
     A group of 128 INT4 weights sharing one FP16 scale adds 16/128 = 0.125 bits per weight.
     Chapter: *HBM and the memory hierarchy*, "What fits".
     """
-    g = check.positive_int("group_size", group_size)
-    s = check.positive_int("scale_bits", scale_bits)
-    z = check.nonneg_int("zero_point_bits", zero_point_bits)
+    g = check.positive_int("group_size", group_size, maximum=MAX_GROUP)
+    s = check.positive_int("scale_bits", scale_bits, maximum=MAX_BITS)
+    z = check.nonneg_int("zero_point_bits", zero_point_bits, maximum=MAX_BITS)
     return (s + z) / g
 
 
@@ -51,9 +57,9 @@ def weight_bytes(params: float, fmt: str = "bf16", overhead_bits: float = 0.0) -
 
     Chapter: *HBM and the memory hierarchy*, "Serving a model".
     """
-    n = check.positive("params", params)
-    extra = check.nonneg("overhead_bits", overhead_bits)
-    return n * (format_bits("fmt", fmt) + extra) / 8
+    n = check.positive("params", params, maximum=MAX_PARAMS)
+    extra = check.nonneg("overhead_bits", overhead_bits, maximum=MAX_BITS)
+    return n * (_format_bits("fmt", fmt) + extra) / 8
 
 
 def kv_bytes_per_token(model: TransformerShape | str, fmt: str = "bf16") -> float:
@@ -62,7 +68,7 @@ def kv_bytes_per_token(model: TransformerShape | str, fmt: str = "bf16") -> floa
     Chapter: *HBM and the memory hierarchy*, "Serving a model".
     """
     m = shape_of(model)
-    return 2 * m.layers * m.kv_dim * format_bits("kv_cache", fmt) / 8
+    return 2 * m.layers * m.kv_dim * _format_bits("fmt", fmt) / 8
 
 
 def kv_cache_bytes(model: TransformerShape | str, context: int, batch: int = 1, fmt: str = "bf16") -> float:
@@ -70,6 +76,7 @@ def kv_cache_bytes(model: TransformerShape | str, context: int, batch: int = 1, 
 
     Chapter: *HBM and the memory hierarchy*, "Serving a model".
     """
-    ctx = check.nonneg_int("context", context)
-    b = check.positive_int("batch", batch)
-    return kv_bytes_per_token(model, fmt) * ctx * b
+    m = shape_of(model)
+    ctx = check.nonneg_int("context", context, maximum=MAX_CONTEXT)
+    b = check.positive_int("batch", batch, maximum=MAX_BATCH)
+    return kv_bytes_per_token(m, fmt) * ctx * b

@@ -25,7 +25,7 @@ def test_zero_stages_partition_the_right_parts():
     s3 = mem.zero_bytes_per_param(3, 16)
     assert s3.total == 1.0 and mem.BYTES_PER_PARAM_MIXED_ADAM == 16
     assert mem.zero_bytes_per_param(2, 2, "fp32_adam").total == 4 + 2 + 0 + 4
-    with pytest.raises(ValueError, match="zero_stage"):
+    with pytest.raises(ValueError, match="stage"):
         mem.zero_bytes_per_param(4)
     with pytest.raises(ValueError, match="recipe"):
         mem.zero_bytes_per_param(1, 2, "sgd")
@@ -52,7 +52,7 @@ def test_memory_conventions_as_their_sources_count():
     shape = memory.shape_of("llama2-70b")
     assert memory.largest_module_params(shape) == 32000 * 8192  # the word embedding
     assert memory.gathered_layer_bytes(3, 1e6, "deepspeed") == 4e6 and memory.gathered_layer_bytes(3, 1e6) == 0
-    with pytest.raises(ValueError, match="convention must be one of"):
+    with pytest.raises(ValueError, match="is not a memory convention"):
         memory.state_bytes_per_param(1, 8, "colossal")
     with pytest.raises(ValueError, match="offload"):
         memory.state_bytes_per_param(1, 8, "deepspeed", "optimizer")
