@@ -123,7 +123,7 @@ def quantized_matmul_time(m: int, n: int, k: int, peak_flop_per_s: float, tile_m
             ("m", m, MAX_DIM), ("n", n, MAX_DIM), ("k", k, MAX_DIM), ("tile_m", tile_m, MAX_TILE),
             ("tile_n", tile_n, MAX_TILE), ("sms", sms, MAX_SMS), ("tiles_per_sm", tiles_per_sm, MAX_TILES_PER_SM)))
     peak = check.positive("peak_flop_per_s", peak_flop_per_s)
-    overhead_s = check.nonneg("overhead_s", overhead_s)
+    overhead_s = check.nonneg("overhead_s", overhead_s, maximum=1.0)  # a launch costs microseconds
     slots = sms * tiles_per_sm
     tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n)
     waves = math.ceil(tiles / slots)

@@ -169,6 +169,7 @@ def llama(layers: int, hidden: int, heads: int, ffn_hidden: int, vocab: int, seq
 
     Chapter: *HBM and the memory hierarchy*, "Serving a model".
     """
+    check.positive_int("ffn_hidden", ffn_hidden, maximum=LIMITS["ffn_hidden"])  # required: no 4h default here
     return TransformerShape(layers, hidden, heads, vocab, seq, kv_heads=kv_heads, ffn_hidden=ffn_hidden, glu=True,
                             tied_embeddings=tied_embeddings, biases=False, norm="rmsnorm", positions="rope",
                             name=name, source=source)

@@ -17,7 +17,7 @@ from .comms import overlapped, slowdown_at
 from .hardware import _flash_roofline, _gemm, _hardware
 from .layer_costs import layer_costs
 from .sizing import _cfg
-from .stacks import software
+from .stacks import STACKS, software
 from .throughput import Estimate, estimate
 
 def _tokens(microbatch: int, cfg: TransformerShape) -> None:
@@ -45,6 +45,7 @@ def tp_efficiency(cfg: TransformerShape, tensor: int, microbatch: int = 1, *, ac
     if cfg.heads % t or cfg.n_kv_heads % t:
         raise ValueError(f"tensor={t} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}")
     net = _ACROSS_NODES if check.boolean("across_nodes", across_nodes) else fabrics.DGX_A100
+    sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
     hw = _hardware(gpu, net)
     hw1 = _hardware(gpu)
 
@@ -64,6 +65,8 @@ def overlap_effect(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     """The same layout with a stack's overlap switched off, as it is, and with perfect overlap (a collective
     beside a longer kernel costs nothing): the iteration time and the exposed communication of each.
     Chapter: "Overlap: what hiding communication buys"."""
+    if stack is None:
+        raise TypeError(f"stack must be a software stack name or a Software, got None; allowed: {', '.join(STACKS)}")
     base = software(stack)
     if "software" in options:
         raise TypeError("overlap_effect takes the stack as stack=..., not software=...")

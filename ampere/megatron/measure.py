@@ -26,8 +26,9 @@ from .sizing import GPTConfig, _cfg
 
 
 #: Largest microbatch of :func:`layer_gemm_shapes`, and largest operand :func:`measure_layer_gemms` builds
-#: (2**32 elements: 16 GB in fp32 on the host before it moves to the GPU).
-MAX_MICROBATCH, MAX_ELEMENTS = 65_536, 2**32
+#: (2**30 elements: 4 GB in fp32 on the host before it moves to the GPU; Table 1's layers at t = 8 need under
+#: a third of it).
+MAX_MICROBATCH, MAX_ELEMENTS = 65_536, 2**30
 
 
 def layer_gemm_shapes(cfg: TransformerShape, tensor: int = 1, microbatch: int = 1) -> list[dict[str, Any]]:

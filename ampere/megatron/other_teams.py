@@ -23,9 +23,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from .. import check, fabrics, results
+from .. import check, fabrics, results, specs
 from ..transformer import TransformerShape
-from .sizing import GPTConfig, _rows, flops_per_iteration
+from .sizing import MAX_GPUS, GPTConfig, _rows, flops_per_iteration
 from .stacks import STACKS, Software
 from .throughput import Estimate, estimate
 
@@ -57,6 +57,25 @@ class TeamRun:
     label: str  # provenance of the record
     record: Any
     assumed: tuple[str, ...] = ()  # inputs the source does not state, set by the module's rules
+
+    def __post_init__(self) -> None:
+        for f in ("id", "team", "run", "published_name", "label"):
+            check.string(f, getattr(self, f), max_len=500)
+        check.string("why_not_scored", self.why_not_scored, allow_empty=True, max_len=500)
+        object.__setattr__(self, "gpu", specs.get(check.string("gpu", self.gpu)).name)
+        check.positive_int("gpus", self.gpus, maximum=MAX_GPUS)
+        if self.cfg is not None and not isinstance(self.cfg, TransformerShape):
+            raise TypeError(f"cfg must be a TransformerShape or None, got {self.cfg!r:.60} ({type(self.cfg).__name__})")
+        for i, pair in enumerate(check.sequence("kwargs", self.kwargs, min_len=0, max_len=100)):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise TypeError(f"kwargs[{i}] must be a (name, value) pair, got {pair!r:.60}")
+        if not isinstance(self.software, Software):
+            raise TypeError(f"software must be a Software (STACKS), got {self.software!r:.60}")
+        check.positive("published", self.published)
+        check.boolean("scored", self.scored)
+        if not isinstance(self.record, results.Record):
+            raise TypeError(f"record must be an ampere.results.Record, got {self.record!r:.60}")
+        check.sequence("assumed", self.assumed, check.string, min_len=0, max_len=100)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -261,7 +280,8 @@ class TeamGroup:
         check.string("team", self.team, max_len=200)
         check.string("stack", self.stack, allow_empty=True, max_len=80)
         runs = check.nonneg_int("runs", self.runs, maximum=100_000)
-        check.nonneg_int("scored", self.scored, maximum=runs)
+        if check.nonneg_int("scored", self.scored, maximum=100_000) > runs:
+            raise ValueError(f"scored={self.scored} must be at most runs={runs}")
         for f in ("mean_abs_error", "max_abs_error"):
             check.optional(check.nonneg, f, getattr(self, f))
         if (self.mean_abs_error is None) != (self.scored == 0) or (self.max_abs_error is None) != (self.scored == 0):

@@ -128,14 +128,14 @@ def flops_per_iteration(cfg: TransformerShape, batch: int, recompute: Any = "ful
     l, h, V, s = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq
     linear, core = 2 * B * s * _linear_weights(cfg), 4 * B * s**2 * h
     if conv == "model-causal":
-        return l * 3 * (linear + core / 2) + 6 * B * s * h * V
+        return float(l * 3 * (linear + core / 2) + 6 * B * s * h * V)
     if conv == "model" or rc == "none":
         layer = 3 * (linear + core)
     elif rc == "full":
         layer = 4 * (linear + core)
     else:
         layer = 3 * (linear + core) + core
-    return l * layer + 6 * B * s * h * V
+    return float(l * layer + 6 * B * s * h * V)
 
 
 def training_days(n_params: float, tokens: float, gpus: int, tflops_per_gpu: float) -> float:

@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from .. import check, fabrics, gemm, specs
+from .. import check, fabrics, gemm, memory, specs
 from ..transformer import TransformerShape
 from .comms import dp_bytes_per_s, dp_collective, overlapped, p2p_time, slowdown_at, tp_collective
 from .gpu_memory import DEFAULT_CONVENTION, _zero_stage, memory_per_gpu
@@ -85,7 +85,9 @@ class Estimate:
     flop_convention: str = "hardware"  # the convention of tflops_per_gpu
 
     def __post_init__(self) -> None:
-        _cfg(self.config)
+        if not isinstance(self.config, TransformerShape):
+            raise TypeError(f"config must be a GPTConfig (TransformerShape), got {self.config!r:.60} "
+                            f"({type(self.config).__name__})")
         if not isinstance(self.layout, Layout):
             raise TypeError(f"layout must be a Layout, got {self.layout!r:.60} ({type(self.layout).__name__})")
         object.__setattr__(self, "gpu", specs.get(self.gpu).name)
@@ -103,6 +105,13 @@ class Estimate:
         for k, v in breakdown.items():
             check.nonneg(f"breakdown[{k!r}]", v)
         check.mapping("memory", self.memory)
+        check.string("software", self.software, allow_empty=True, max_len=80)
+        for f in ("notes", "figures_used"):
+            check.sequence(f, getattr(self, f), lambda n, v: check.string(n, v, max_len=2000), min_len=0,
+                           max_len=200)
+        for i, pair in enumerate(check.sequence("options", self.options, min_len=0, max_len=100)):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise TypeError(f"options[{i}] must be a (name, value) pair, got {pair!r:.60}")
         check.one_of("flop_convention", self.flop_convention, tuple(FLOP_CONVENTIONS))
 
     @property
@@ -374,6 +383,8 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     eta = system_efficiency() if calibrated else 1.0
     net = fabrics.DGX_A100 if network is None else network
     _hardware(spec, net, gemm_ceiling)  # TypeError for a network that is not a NodeNetwork, ValueError for a ceiling
+    check.one_of("memory_convention", memory_convention, tuple(memory.CONVENTIONS))
+    check.one_of("offload", offload, memory.OFFLOAD)
     est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name, sw, ddp_kind,
                            sg, sequence_parallel, eta, net, _zero_stage(zero_stage, distributed_optimizer), flash,
                            precision, rb, memory_convention, offload, gemm_ceiling)

@@ -166,7 +166,7 @@ class MemoryConvention:
                 raise ValueError(f"stages[{key!r}] must have the parts {', '.join(_PARTS)}, got {sorted(parts)}")
             for p, pair in parts.items():
                 rep, shard = check.sequence(f"stages[{key!r}][{p!r}]", pair, check.nonneg, min_len=2, max_len=2)
-        object.__setattr__(self, "from_the_source", tuple(check.names("from_the_source", list(self.from_the_source),
+        object.__setattr__(self, "from_the_source", tuple(check.names("from_the_source", self.from_the_source,
                                                                       tuple(stages), min_len=0)))
         gathered = check.mapping("gathered_layer_bytes_per_param", self.gathered_layer_bytes_per_param)
         for key, v in gathered.items():
