@@ -1,7 +1,8 @@
 """Published A100 runs of other teams on other software, predicted by the same model with their own
 configuration: :func:`team_runs` reads ``ampere/data/published/training-runs-other-teams.json`` and turns each
 record into a shape, a layout, a software stack (:data:`ampere.megatron.STACKS`), a node network and a
-precision; :func:`team_rows` predicts them; :func:`team_groups` gives the errors per team.
+precision; :func:`team_rows` predicts them; :func:`team_groups` gives the errors per team;
+:func:`mosaicml_sweep` predicts every A100 row of MosaicML's table at 2,048 tokens with the same rules.
 
 Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb), section "Other
 teams, other software". Pure. Nothing here is fitted on these runs: a run's inputs are what its source
@@ -308,4 +309,38 @@ def team_groups(rows: list[dict[str, Any]] | None = None) -> list[TeamGroup]:
     every = [abs(r["error"]) for r in rows if r["scored"] and r["error"] is not None]
     out.append(TeamGroup("all scored runs", "", len(rows), len(every), statistics.mean(every) if every else None,
                          max(every) if every else None))
+    return out
+
+
+#: The GPUs of the MosaicML table's columns (its names) in the catalogue.
+_MOSAIC_GPUS = {"a100_40gb": "A100-SXM4-40GB", "a100_80gb": "A100-SXM4-80GB"}
+
+
+def mosaicml_sweep() -> list[dict[str, Any]]:
+    """Every A100 row of MosaicML's MPT benchmark table at 2,048 tokens (``ampere/data/tables/mosaicml-a100-sweep.json``,
+    31 rows, of which the scored records of :func:`team_runs` are a part), predicted with the same rules as
+    :func:`team_runs`: the "fsdp" stack (FULL_SHARD as ZeRO-3, FlashAttention), bf16, gradients reduced in bf16
+    with FSDP's "PURE" mixed precision and in fp32 otherwise, recomputation as the row's activation
+    checkpointing, a node of 8 GPUs with 8 x 200 Gb/s (the table's 1600 Gbps). Each row: the published and the
+    predicted model TFLOP/s per GPU, the error of the iteration time, the memory per GPU, and whether the row is
+    also a scored record. The published time is the global batch's tokens over the tokens per second per GPU,
+    as :func:`team_rows` reads the scored records. Nothing is fitted on these rows. Chapter: "Other teams,
+    other software"."""
+    table = results.table("mosaicml-a100-sweep")
+    scored = {(r.run.lower(), r.gpus, r.gpu) for r in team_runs() if r.team == "MosaicML" and r.scored}
+    out = []
+    for row in table["rows"]:
+        cfg = GPTConfig(row["layers"], row["hidden"], row["heads"], row["vocab"], row["seq"],
+                        ffn_hidden=row["ffn_hidden"], name=f"MPT-{row['model']}")
+        gpu = _MOSAIC_GPUS[row["gpu"]]
+        est = estimate(cfg, row["gpus"], row["global_batch"], 1, 1, row["microbatch"], gpu=gpu,
+                       recompute="full" if row["activation_checkpointing"] else "none", software=STACKS["fsdp"],
+                       zero_stage=3, precision="bf16", reduce_bytes=2 if row["mp_mode"] == "PURE" else 4)
+        published_s = row["global_batch"] * row["seq"] / (row["per_gpu_tokens_per_s"] * row["gpus"])  # as team_runs
+        out.append({"model": f"MPT-{row['model']}", "gpus": row["gpus"], "gpu": gpu, "microbatch": row["microbatch"],
+                    "grad_accum": row["grad_accum"], "checkpointing": row["activation_checkpointing"],
+                    "published_tflops": float(row["model_tflop_per_s"]), "predicted_tflops": est.model_tflops_per_gpu,
+                    "error": est.time_per_iteration_s / published_s - 1, "memory_gb": est.memory_bytes_per_gpu / 1e9,
+                    "fits": est.fits_in_memory,
+                    "scored_record": (f"mpt-{row['model']}", row["gpus"], gpu) in scored, "where": row["where"]})
     return out

@@ -232,12 +232,12 @@ def test_lessons(t, across, c, top_k, data):
 
 @covers(M.table1_rows, M.table2_rows, M.table5_rows, M.runs_2022, M.speedup_2022, M.validation_groups,
         M.ValidationGroup, M.validate, M.claims, M.cross_check, M.peer_explanations, M.team_runs, M.team_rows,
-        M.team_groups, M.TeamRun, M.TeamGroup)
+        M.team_groups, M.TeamRun, M.TeamGroup, M.mosaicml_sweep)
 @settings(max_examples=3)  # the tables are deterministic; the examples vary only the bad inputs
 @given(st.data())
 def test_validation_tables(data):
     for fn in (M.table1_rows, M.table5_rows, M.runs_2022, M.cross_check, M.peer_explanations, M.claims,
-               M.team_rows):
+               M.team_rows, M.mosaicml_sweep):
         rows = answers(fn, type_=list, within_s=60.0)
         assert rows and all(isinstance(r, dict) for r in rows)
     assert len(answers(M.table2_rows, "interleaved", type_=list)) == len(M.TABLE2)
