@@ -49,8 +49,8 @@ TRY_PAGE = "book/try-the-models.html"
 RERUN_WALL_S = 10.0
 #: re-run bounds above AMPERE_RERUN_S, each with its reason. None now: the layout search (megatron-layouts)
 #: had 2 s while 60 % of it went to the argument checks of ampere.gemm.wave_efficiency; with the hot path
-#: cached its re-runs take 0.06-0.27 s of CPU in CPython (0.43 s when the 2 s bound was set, for 0.45-0.66 s
-#: of the worker's CPU in the browser).
+#: cached its re-runs take 0.06-0.27 s of CPU in CPython (0.43 s when the 2 s bound was set) and 0.13-0.48 s
+#: of the worker's CPU in the browser with a load average of 5-6 on two cores (0.45-1.04 s before).
 RERUN_OVER_S: dict[str, float] = {}
 
 
