@@ -40,8 +40,6 @@ PENDING: dict[str, str] = {
     "pricing": "shared model owned by the DGX chapter (ch-dgx)",
     "specs": "core catalogue (cap)",
     "today": "aggregator chapter package (A100 today)",
-    "report": "aggregator (house-report)",
-    "live": "interface: the live calculators (site)",
 }
 
 #: the core: covered now, never pending
