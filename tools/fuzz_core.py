@@ -679,3 +679,106 @@ ACCEPT.update({
                                                    "input that is not a JSON object (the page shows it)",
     (f"{_L}.run_json", "values_json", "empty"): "idem",
 })
+
+
+# ---- A100 today (ampere.today): one block ----------------------------------------------------------------
+def _today_baselines() -> dict[str, dict[str, Any]]:
+    """Valid calls of ampere.today's public callables that take arguments without defaults."""
+    from ampere import megatron, today
+    from ampere.today import network as today_network
+
+    w = today.Workload("7B", "lora")
+    p = today.plan(w, "A100-SXM4-80GB")
+    run = today.training_run_checks()[0]
+    check = today.pcie_server_check()
+    step = today.adapter_step(p.estimate, "lora", 16)
+    node = today.node_of("A100-PCIE-80GB")
+    assert isinstance(p.estimate, megatron.Estimate) and node is not None and today_network.MAX_CARDS
+    return {
+        "ampere.today.workload.Workload": {"model": "7B", "task": "lora"},
+        "ampere.today.workload.GPUPlan": {
+            "gpu": p.gpu, "workload": w, "feasible": True, "cards": 1, "memory_bytes": p.memory_bytes,
+            "capacity_bytes": p.capacity_bytes, "tokens_per_s": p.tokens_per_s, "bound": p.bound,
+            "step_time_s": p.step_time_s, "run_time_s": None, "price": None},
+        "ampere.today.network.Network": {"node": node, "cards": 8, "nodes": 1, "link": "PCIe Gen4"},
+        "ampere.today.calculator.plan": {"workload": w, "gpu": "A100-SXM4-80GB"},
+        "ampere.today.calculator.plans": {"workload": w},
+        "ampere.today.decision.best": {"candidates": today.plans(w)},
+        "ampere.today.decision.decision_table": {"workloads": {"LoRA 7B": w}},
+        "ampere.today.decision.break_even_price": {"workload": w, "gpu": "H100-SXM5-80GB"},
+        "ampere.today.decision.break_even_rows": {"moves": [("LoRA 7B", w, None, "H100-SXM5-80GB")]},
+        "ampere.today.training_runs.TrainingRunCheck": {
+            "record": run.record, "model": run.model, "gpus": run.gpus, "tokens": run.tokens,
+            "published_tokens_per_s_per_gpu": run.published_tokens_per_s_per_gpu,
+            "predicted_tokens_per_s_per_gpu": run.predicted_tokens_per_s_per_gpu,
+            "baseline_tokens_per_s_per_gpu": run.baseline_tokens_per_s_per_gpu, "layout": run.layout},
+        "ampere.today.adapters.adapter_step": {"est": p.estimate, "method": "lora", "lora_rank": 16},
+        "ampere.today.adapters.AdapterStep": {"method": "lora", "time_s": step.time_s, "breakdown": step.breakdown,
+                                              "memory": step.memory, "adapter_params": step.adapter_params},
+        "ampere.today.server_check.ServerCheck": {f: getattr(check, f) for f in (
+            "box", "gpus", "params", "compute_s", "planner_all_reduce_s", "chapter_all_reduce_s",
+            "planner_efficiency", "chapter_efficiency", "chapter_headline_efficiency", "sxm_efficiency")},
+        "ampere.today.prices.PriceRange.at": {"where": "mid"},
+    }
+
+
+_method_baselines_before_today = method_baselines
+
+
+def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended by the today block
+    return {**_method_baselines_before_today(tmp), **_today_baselines()}
+
+
+ACCEPT.update({
+    ("ampere.today.prices.PriceRange", "as_of", "unknown"): "free text: the date as the source gives it",
+    ("ampere.today.prices.PriceRange", "note", "unknown"): "free text",
+    ("ampere.today.prices.PriceRange", "note", "empty"): "no note",
+    ("ampere.today.decode.decode_run_bound", "prompt_tokens", "zero"): "no prompt: decoding from the first token",
+    ("ampere.today.a800.gradient_allreduce_time", "params", "huge"): "a trillion parameters is a real model size",
+    ("ampere.today.workload.Workload", "context", "zero"): "inference without a KV cache (weights only)",
+    ("ampere.today.workload.Workload", "model", "huge"): "a parameter count of a trillion is a model size",
+    ("ampere.today.workload.Workload", "lora_rank", "none"): "None is the book's default rank",
+    ("ampere.today.workload.Workload", "global_batch", "none"): "None: micro-batch x cards",
+    ("ampere.today.workload.Workload", "tokens", "none"): "None: no run length, no run time",
+    ("ampere.today.workload.Workload", "mfu", "none"): "None: the Megatron time model",
+    ("ampere.today.workload.Workload", "hcas_per_node", "none"): "None: the node's own adapters",
+    ("ampere.today.workload.Workload", "hcas_per_node", "zero"): "a single node without adapters",
+    ("ampere.today.workload.GPUPlan", "memory_bytes", "zero"): "an empty plan holds nothing",
+    ("ampere.today.workload.GPUPlan", "reason", "unknown"): "free text",
+    ("ampere.today.workload.GPUPlan", "layout", "unknown"): "free text",
+    ("ampere.today.workload.GPUPlan", "gpu", "unknown-case"): "catalogue names match in any case (the house rule)",
+    ("ampere.today.network.Network", "link", "unknown"): "free text",
+    ("ampere.today.network.Network", "reason", "unknown"): "free text",
+    ("ampere.today.network.Network", "reason", "empty"): "no reason: a possible layout",
+    ("ampere.today.calculator.plan", "gpu", "unknown-case"): "catalogue names match in any case (the house rule)",
+    ("ampere.today.calculator.plan", "reserve_fraction", "zero"): "no reserve: budget against all CUDA exposes",
+    ("ampere.today.decision.break_even_price", "gpu", "unknown-case"): "idem",
+    ("ampere.today.decision.break_even_price", "reference_gpu", "unknown-case"): "idem",
+    ("ampere.today.training_runs.TrainingRunCheck", "model", "unknown"): "a published run's model name",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "unknown"): "free text",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "empty"): "no layout (fixed utilisation)",
+    ("ampere.today.training_runs.TrainingRunCheck", "core_tokens_per_s_per_gpu", "zero"): "not computed",
+    ("ampere.today.server_check.ServerCheck", "box", "unknown"): "free text: the node's name",
+    ("ampere.today.server_check.ServerCheck", "planner_all_reduce_s", "zero"): "no data-parallel exchange",
+    ("ampere.today.server_check.ServerCheck", "chapter_all_reduce_s", "zero"): "idem",
+    ("ampere.today.server_check.ServerCheck", "box", "unknown-case"): "free text: the node's name",
+    ("ampere.today.server_check.ServerCheck", "params", "huge"): "a trillion parameters is a model size",
+    ("ampere.today.adapters.AdapterStep", "adapter_params", "huge"): "idem",
+    ("ampere.today.workload.Workload", "tokens", "huge"): "a trillion tokens is a pre-training corpus",
+    ("ampere.today.training_runs.TrainingRunCheck", "tokens", "huge"): "idem",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "unknown-case"): "free text",
+    ("ampere.today.training_runs.TrainingRunCheck.gpu_hours", "tokens_per_s_per_gpu", "huge"):
+        "below the bound of 1e9 tokens/s per GPU: any positive rate is a rate",
+    **{("ampere.today.workload.GPUPlan", f, "huge"): "a model's magnitude (bytes, tokens/s, seconds)"
+       for f in ("memory_bytes", "capacity_bytes", "tokens_per_s", "step_time_s", "run_time_s")},
+    ("ampere.today.network.Network", "link", "unknown-case"): "free text",
+    **{(f"ampere.today.network.Network.{m}", "size_bytes", k): r
+       for m in ("all_reduce_time", "collective_time")
+       for k, r in (("zero", "an empty buffer takes only the latency"), ("huge", "a terabyte is a size"),
+                    ("float", "a modelled byte count may be fractional (bytes per parameter x parameters)"))},
+    ("ampere.today.calculator.plans", "prices", "none"): "documented: None prices nothing",
+    ("ampere.today.decision.decision_table", "prices", "none"): "idem",
+    ("ampere.today.decision.best", "candidates", "empty"): "documented: None when nothing qualifies",
+    ("ampere.today.decision.break_even_rows", "moves", "empty"): "no moves, no rows",
+})
+# ---- end of A100 today -----------------------------------------------------------------------------------

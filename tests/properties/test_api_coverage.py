@@ -39,7 +39,6 @@ PENDING: dict[str, str] = {
     "cluster": "chapter package (ch-dgx)",
     "pricing": "shared model owned by the DGX chapter (ch-dgx)",
     "specs": "core catalogue (cap)",
-    "today": "aggregator chapter package (A100 today)",
 }
 
 #: the core: covered now, never pending
