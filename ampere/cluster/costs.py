@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import check, pricing
+from .. import check, fabrics, pricing
 from .checks import _check_float, _check_int
 from .node import DGX_A100_320GB_LIST_PRICE_USD, DGX_A100_MAX_POWER_W
 
@@ -101,6 +101,10 @@ class BreakEven:
     utilization: float  # unclipped ratio; > 1: owning never breaks even; inf: energy alone costs more
     own_usd_per_gpu_hour_at_full_use: float  # owning's cost of a busy GPU-hour at 100 % utilisation
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("price_usd_per_gpu_hour", "own_usd_per_gpu_hour_at_full_use"),
+                              infinite=("utilization",))
+
     @property
     def breaks_even(self) -> bool:
         """True when some utilisation up to 100 % makes owning cheaper."""
@@ -180,6 +184,9 @@ class GapCost:
     extra_time_fraction: float  # to finish the same work: gap / (1 - gap) more time
     usd_per_week: float
     usd_per_year: float
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus",), maxima={"gap": 0.999999})
 
 
 def throughput_gap_cost(gap: float, gpus: int = 1000, usd_per_gpu_hour: float | None = None) -> GapCost:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from .. import check
+from .. import check, fabrics
 from .checks import _check_float, _check_int, _divisors
 from .node import HDR_PORT_BYTES_PER_S
 
@@ -77,6 +77,12 @@ class Fabric:
     leaf_spine_links: int  # cables between a leaf and each spine of its pod
     cores_per_group: int  # 0 with two levels
     leaf_up_ports: int  # uplinks per leaf (= su_nodes when non-blocking)
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("nodes", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
+                                              "scalable_units", "levels"),
+                              maxima={"switch_ports": MAX_SWITCH_PORTS, "rails": MAX_RAILS, "levels": 3,
+                                      "port_bytes_per_s": fabrics.MAX_BYTES_PER_S})
 
     @property
     def populated_scalable_units(self) -> int:

@@ -182,8 +182,8 @@ def show_hpl() -> None:
 
 
 def show_pod_all_reduce(node_counts: Sequence[int] = (1, 2, 4, 8, 20, 40, 80, 140, 280, 560)) -> None:
-    """All-reduce time of three models' FP16 gradients vs nodes, ring and tree (section "All-reduce across
-    the pod")."""
+    """All-reduce time of three models' FP16 gradients vs nodes as NCCL runs it, rail-aligned rings and tree,
+    with the phases-in-turn upper bound of the largest (section "All-reduce across the pod")."""
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -194,6 +194,10 @@ def show_pod_all_reduce(node_counts: Sequence[int] = (1, 2, 4, 8, 20, 40, 80, 14
             rows = all_reduce_scaling(node_counts, models=[(name, params, key)], inter_algorithm=algo)
             ax.plot(node_counts, [1e3 * r["total_s"] for r in rows], color=color, ls=ls,
                     label=f"{name} ({2 * params / 1e9:.2f} GB), {algo}")
+    name, params, key = GRADIENT_MODELS[-1]
+    rows = all_reduce_scaling(node_counts, models=[(name, params, key)])
+    ax.plot(node_counts, [1e3 * r["serial_s"] for r in rows], color="0.45", ls=":", lw=2,
+            label=f"{name}, phases in turn (upper bound)")
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xscale("log")

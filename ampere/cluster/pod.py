@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .. import specs
+from .. import fabrics, specs
 from .checks import _check_float
 from .fabric import QM8790_PORTS, TIERS, Fabric, fat_tree, switch_lower_bound
 from .node import DGXNode, dgx_a100
@@ -29,6 +29,9 @@ class SuperPOD:
     node: DGXNode
     fabric: Fabric
     switch_power_w: float  # per switch, an assumption (SWITCH_POWER_W_ASSUMED)
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self)
 
     @property
     def nodes(self) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import check, results, specs
+from .. import check, fabrics, results, specs
 from .node import dgx_a100
 
 
@@ -35,6 +35,11 @@ class Top500Entry:
     green500_flops_per_w: float | None  # as published (None: derive from rmax / power)
     source: str
     gpus_per_node: int = 8
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("nodes", "rmax_flops", "rpeak_flops", "power_w", "top500_rank",
+                                              "green500_rank", "green500_flops_per_w", "gpus_per_node"),
+                              allow_empty=False)
 
     @property
     def gpus(self) -> int:

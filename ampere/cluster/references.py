@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import check, results
+from .. import check, fabrics, results
 from .checks import _check_int
 from .fabric import Fabric, fat_tree, fat_tree_max_ports, three_level_max_nodes, two_level_max_nodes
 
@@ -44,6 +44,11 @@ class ReferenceDesign:
     switch_source: str
     note: str = ""
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus_per_node", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
+                                              "reference_nodes", "year"),
+                              allow_empty=("note", "counts_table", "counts_where", "where", "switch_source"))
+
     def fabric(self, nodes: int | None = None, **kwargs: Any) -> Fabric:
         """:func:`.fabric.fat_tree` with this design's rails, SU size, radix and port rate (default: the
         reference size). Extra keyword arguments (``optical_tiers``, ``uplinks_per_leaf``) pass through."""
@@ -70,6 +75,9 @@ class ReferenceCounts:
     spine_core_cables: int | None
     source: str
     where: str
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("scalable_units", "nodes", "gpus"), allow_empty=("where",))
 
 
 _CACHE: dict[str, Any] = {}
