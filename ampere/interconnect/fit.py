@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .. import check
-from ..collectives import alpha_beta_terms, collective_time
+from .. import check, fabrics
+from ..collectives import ALGORITHMS, alpha_beta_terms, check_op, collective_time
 
 
 #: Percentile of the samples the chapter fits the alpha-beta model to (see CollectiveRun.quantile_s).
@@ -31,6 +31,13 @@ class AlphaBetaFit:
     algorithm: str
     latency_s: float  # alpha
     link_bytes_per_s: float  # 1 / beta
+
+    def __post_init__(self) -> None:
+        check_op(self.op)
+        fabrics._check_fields(self, positive=("n", "link_bytes_per_s"), infinite=("link_bytes_per_s",),
+                              maxima={"n": fabrics.MAX_GPUS, "latency_s": fabrics.MAX_LATENCY_S})
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm={self.algorithm!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
 
     def predict(self, sizes_bytes: Sequence[float]) -> list[float]:
         return [collective_time(self.op, s, self.n, self.link_bytes_per_s, self.latency_s, self.algorithm)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .. import check, results
+from .. import check, fabrics, results
 
 _RING = re.compile(r"Channel (\d+)/(\d+) :((?:\s+\d+)+)\s*$")
 _CONN = re.compile(r"Channel (\d+)(?:/\d+)? : (\d+)\[[0-9a-fx]+\] -> (\d+)\[[0-9a-fx]+\]"
@@ -38,6 +38,9 @@ class Connection:
     dst: int
     transport: str  # "P2P/IPC/read", "NET/IB/0/GDRDMA", "SHM/direct" ...
     direction: str = ""  # "send", "receive" or "" (intra-node)
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, allow_empty=("direction",))
 
     @property
     def network(self) -> bool:
@@ -67,6 +70,11 @@ class NcclLog:
     rings: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     trees: Mapping[tuple[int, int], tuple[tuple[int, ...], int]] = field(default_factory=dict)
     connections: tuple[Connection, ...] = ()
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self)
+        if not all(isinstance(c, Connection) for c in self.connections):
+            raise TypeError("connections must be a tuple of Connection")
 
     def transports(self) -> list[str]:
         """The distinct transports of the connections, sorted."""

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .. import check, results
+from .. import check, fabrics, results
 from ..fabrics import A100_INTRA_BYTES_PER_S
 
 #: NCCL's protocols, in the order NCCL numbers them.
@@ -45,6 +45,12 @@ class Protocol:
     busbw_cap: float  # bytes/s, inf when none
     per_channel_cap: float  # bytes/s per channel, inf when none
     source: str
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("busbw_factor", "busbw_cap", "per_channel_cap"),
+                              infinite=("busbw_cap", "per_channel_cap"), allow_empty=False,
+                              maxima={"base_latency_s": fabrics.MAX_LATENCY_S, "nvlink_hop_s": fabrics.MAX_LATENCY_S,
+                                      "net_hop_s": fabrics.MAX_LATENCY_S, "busbw_factor": 1.0})
 
 
 def protocols(algorithm: str = "ring", version: str = "2.30.7") -> dict[str, Protocol]:

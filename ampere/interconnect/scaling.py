@@ -46,6 +46,10 @@ class DataParallelStep:
     exposed_s: float  # the part not hidden behind the backward pass
     step_s: float  # compute + exposed communication
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus", "tokens_per_gpu", "compute_s", "step_s"),
+                              maxima={"gpus": fabrics.MAX_GPUS})
+
     @property
     def efficiency(self) -> float:
         """Scaling efficiency: time a perfectly scaling system would take / this step time."""
