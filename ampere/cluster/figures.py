@@ -61,7 +61,17 @@ def plot_topology(ax: Any, fabric: Fabric) -> None:
                    zorder=3)
         label = {"node": "nodes", "leaf": "leaves", "spine": "spines", "core": "cores"}[tier] if n > 1 else tier
         ax.annotate(f"{n} {label}", xy=(1.01, y[tier]), xycoords=("axes fraction", "data"),
-                    va="center", fontsize=9)
+                    va="center", fontsize=11)
+    # the rail legend: each leaf of the first SU is named after its rail, in the rail's colour
+    leaf_rails: dict[int, int] = {}
+    for low, high, _ in fabric.wiring():
+        lt, _, rail = parse(low)
+        ht, hi, _ = parse(high)
+        if lt == "node" and ht == "leaf":
+            leaf_rails.setdefault(hi, rail)
+    for i, rail in sorted(leaf_rails.items())[:fabric.rails]:
+        ax.annotate(f"r{rail + 1}", xy=(x("leaf", i), y["leaf"] + 0.1),
+                    ha="center", va="bottom", fontsize=10, color=rail_colors(rail % 10), fontweight="bold")
     ax.set_ylim(-0.3, 3.3 if fabric.core_switches else 2.3)
     ax.set_xlim(0, 1)
     ax.set_xticks([])
@@ -80,9 +90,9 @@ def show_topology() -> None:
 
     fig, axes = plots.figure("wide", 1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
     plot_topology(axes[0], fat_tree(20))
-    axes[0].set_title("one SU: 20 DGX A100, 8 rails (colours)", fontsize=10)
+    axes[0].set_title("one SU: 20 DGX A100, 8 rails r1-r8 (colours)", fontsize=12)
     plot_topology(axes[1], fat_tree(8, rails=2, su_nodes=2, switch_ports=4))
-    axes[1].set_title("three levels, scaled down: 4-port switches", fontsize=10)
+    axes[1].set_title("three levels, scaled down: 4-port switches", fontsize=12)
     fig.tight_layout()
     plt.show()
 

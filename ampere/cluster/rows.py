@@ -98,15 +98,16 @@ def pod_peak_rows(pod: SuperPOD) -> list[dict[str, str]]:
 
 
 def selene_rows() -> list[dict[str, Any]]:
-    """Selene's TOP500 listings as the lists print them (section "Selene on the TOP500"); Rmax against the
-    GPUs' FP64 peak is the figure and table of :func:`show_hpl`. A figure the list entry does not give is
-    a dash."""
+    """Selene's TOP500 listings (section "Selene on the TOP500"), narrow enough for the page: the list, nodes,
+    GPUs, Rmax, Rpeak, their ratio and GFLOPS/W; Rmax against the GPUs' FP64 peak is the figure and table
+    of :func:`show_hpl`. The June 2020 list also prints an Rpeak and a power, which the book does not
+    record (its efficiency comes from the Green500): those cells say "not used"."""
     rows = []
     for e in selene():
-        rows.append({"list": e.list_name, "nodes": e.nodes, "GPUs": e.gpus, "cores": f"{e.reported_cores:,}",
-                     "Rmax (PFLOP/s)": f"{e.rmax_flops / 1e15:.2f}",
-                     "Rpeak (PFLOP/s)": "–" if e.rpeak_flops is None else f"{e.rpeak_flops / 1e15:.2f}",
-                     "Rmax / Rpeak": "–" if e.hpl_efficiency is None else f"{100 * e.hpl_efficiency:.1f} %",
+        rows.append({"list": e.list_name.replace("TOP500 ", ""), "nodes": e.nodes, "GPUs": f"{e.gpus:,}",
+                     "Rmax (PF)": f"{e.rmax_flops / 1e15:.2f}",
+                     "Rpeak (PF)": "not used" if e.rpeak_flops is None else f"{e.rpeak_flops / 1e15:.2f}",
+                     "Rmax / Rpeak": "not used" if e.hpl_efficiency is None else f"{100 * e.hpl_efficiency:.1f} %",
                      "GFLOPS/W": f"{e.flops_per_w / 1e9:.2f}", "source": _label(e.source)})
     return rows
 
