@@ -34,6 +34,10 @@ def _network(network: Any) -> fabrics.NodeNetwork:
     return network
 
 
+def _algorithm(value: Any) -> str:
+    return check.one_of("inter_algorithm", value, collectives.ALGORITHMS)
+
+
 def _nodes(nodes: Any, network: fabrics.NodeNetwork) -> int:
     return check.bounded_int("nodes", nodes, 1, fabrics.MAX_GPUS // network.gpus_per_node,
                              why=f"at most {fabrics.MAX_GPUS:,} GPUs")
@@ -55,7 +59,8 @@ def pod_all_reduce(params: float, nodes: int, bytes_per_param: float = 2.0,
     b = check.positive("bytes_per_param", bytes_per_param, maximum=16.0)
     net = _network(network)
     n = _nodes(nodes, net)
-    return collectives.nccl_collective_breakdown("all_reduce", p * b, n * net.gpus_per_node, net, inter_algorithm)
+    return collectives.nccl_collective_breakdown("all_reduce", p * b, n * net.gpus_per_node, net,
+                                                 _algorithm(inter_algorithm))
 
 
 def _rail(network: fabrics.NodeNetwork) -> fabrics.NodeNetwork:
@@ -100,7 +105,7 @@ def serial_all_reduce(params: float, nodes: int, bytes_per_param: float = 2.0,
         raise ValueError(f"nodes={n}: network={net.name!r} has no compute-fabric adapters; allowed: nodes=1")
     return collectives.hierarchical_all_reduce_breakdown(
         p * b, n, net.gpus_per_node, net.intra_bytes_per_s, net.inter_bytes_per_s or net.intra_bytes_per_s,
-        net.intra_latency_s, net.inter_latency_s, inter_algorithm,
+        net.intra_latency_s, net.inter_latency_s, _algorithm(inter_algorithm),
         net.inter_overhead_s if n > 1 else net.intra_overhead_s)
 
 
@@ -116,6 +121,8 @@ def all_reduce_scaling(node_counts: Iterable[int], models: Sequence[tuple[str, f
     """
     counts = check.sequence("node_counts", node_counts, lambda name, v: check.positive_int(name, v),
                             max_len=MAX_NODE_COUNTS)
+    _algorithm(inter_algorithm)
+    _network(network)
     if not isinstance(models, (list, tuple)) or not models:
         raise TypeError(f"models must be a non-empty list of (name, parameters, bib key), got {models!r:.60}")
     rows = []

@@ -24,6 +24,8 @@ def plot_topology(ax: Any, fabric: Fabric) -> None:
     """Draw ``fabric`` (nodes at the bottom, then leaves, spines, cores); node cables coloured by rail,
     switch-to-switch bundles drawn once with their cable count. Chapter section "The SuperPOD fabric".
     Meant for one or two SUs; larger fabrics are refused (``ValueError``)."""
+    if not isinstance(fabric, Fabric):
+        raise TypeError(f"fabric must be an ampere.cluster.Fabric (from fat_tree), got {fabric!r:.60}")
     if fabric.nodes > 40:
         raise ValueError(f"fabric.nodes={fabric.nodes} is too many to draw; allowed: at most 40")
     import matplotlib.pyplot as plt

@@ -409,6 +409,9 @@ def p2p_copy_bandwidth(src: int = 0, dst: int = 1, size_bytes: int = 256 * 2**20
     ``size_bytes`` that cross the link once. Compare with the per-direction line rate, never the
     bidirectional sum.
     """
+    src = check.nonneg_int("src", src, maximum=MAX_PLAN_OPS * 64)
+    dst = check.nonneg_int("dst", dst, maximum=MAX_PLAN_OPS * 64)
+    check.integer("size_bytes", size_bytes, minimum=1, maximum=MAX_SIZE_BYTES)
     import torch
 
     from .. import timing

@@ -29,6 +29,10 @@ _TREES = re.compile(r"\[(\d+)\]\s+(-?\d+)/(-?\d+)/(-?\d+)->(-?\d+)->(-?\d+)")
 _RANK_OF_LINE = re.compile(r"\[\d+,(\d+)\]<stdout>")
 
 
+#: The most channels a log may describe (NCCL builds at most 64; 1,024 leaves room).
+MAX_CHANNELS = 1024
+
+
 @dataclass(frozen=True)
 class Connection:
     """One connection of one channel, as NCCL logs it."""
@@ -40,7 +44,9 @@ class Connection:
     direction: str = ""  # "send", "receive" or "" (intra-node)
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, allow_empty=("direction",))
+        fabrics._check_fields(self, allow_empty=("direction",),
+                              maxima={"channel": MAX_CHANNELS, "src": fabrics.MAX_GPUS, "dst": fabrics.MAX_GPUS})
+        check.one_of("direction", self.direction, ("send", "receive", ""))
 
     @property
     def network(self) -> bool:
@@ -72,7 +78,7 @@ class NcclLog:
     connections: tuple[Connection, ...] = ()
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self)
+        fabrics._check_fields(self, maxima={"coll_channels": MAX_CHANNELS})
         if not all(isinstance(c, Connection) for c in self.connections):
             raise TypeError("connections must be a tuple of Connection")
 
@@ -93,6 +99,8 @@ def parse_nccl_log(lines: str | Iterable[str]) -> NcclLog:
     """
     if isinstance(lines, str):
         lines = lines.splitlines()
+    lines = check.sequence("lines", lines, lambda name, v: check.string(name, v, allow_empty=True), min_len=0,
+                           max_len=1_000_000)
     version, network, coll = "", "", None
     rings: dict[int, tuple[int, ...]] = {}
     trees: dict[tuple[int, int], tuple[tuple[int, ...], int]] = {}
