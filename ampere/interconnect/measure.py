@@ -353,7 +353,7 @@ def run_collectives(plan: Mapping[str, Sequence[int]], world_size: int, backend:
     from .. import launch
 
     timeout_s = check.positive("timeout_s", timeout_s, maximum=launch.MAX_TIMEOUT_S)
-    backend = backend or launch.default_backend(world_size)
+    backend = launch.default_backend(world_size) if backend is None else backend
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend={backend!r} is not supported; allowed: 'gloo', 'nccl'")
     gpu = backend == "nccl"
@@ -412,6 +412,8 @@ def p2p_copy_bandwidth(src: int = 0, dst: int = 1, size_bytes: int = 256 * 2**20
     src = check.nonneg_int("src", src, maximum=MAX_PLAN_OPS * 64)
     dst = check.nonneg_int("dst", dst, maximum=MAX_PLAN_OPS * 64)
     check.integer("size_bytes", size_bytes, minimum=1, maximum=MAX_SIZE_BYTES)
+    if src == dst:
+        raise ValueError(f"src={src} and dst={dst} must differ (a copy between two GPUs)")
     import torch
 
     from .. import timing

@@ -101,6 +101,10 @@ def data_parallel_step(system: System | str, gpus: int, params: float = BERT_LAR
     return DataParallelStep(gpus, tokens, compute, comm, exposed, compute + exposed)
 
 
+#: The most GPU counts :func:`crossover_gpus` tries (a bound on the work of one call).
+MAX_CANDIDATES = 64
+
+
 def crossover_gpus(system: System | str, candidates: Sequence[int] = tuple(2**k for k in range(1, 13)),
                    **kwargs: Any) -> int | None:
     """Smallest GPU count in ``candidates`` where the all-reduce takes longer than the compute, or None.
@@ -108,7 +112,9 @@ def crossover_gpus(system: System | str, candidates: Sequence[int] = tuple(2**k 
     Chapter: *NVLink, NVSwitch and collectives*, the seed's "beyond 16-32 V100s" claim. ``kwargs`` go to
     :func:`data_parallel_step` (give ``global_tokens`` for strong scaling).
     """
-    for n in candidates:
+    counts = check.sequence("candidates", candidates, lambda name, v: check.positive_int(name, v, maximum=fabrics.MAX_GPUS),
+                            max_len=MAX_CANDIDATES)
+    for n in counts:
         if data_parallel_step(system, n, **kwargs).comm_to_compute > 1:
             return n
     return None

@@ -33,7 +33,6 @@ PENDING: dict[str, str] = {
     "mig": "chapter package (ch-spmig)",
     "mig_geometry": "alias of mig.geometry (ch-spmig)",
     "mig_sim": "alias of mig.sim (ch-spmig)",
-    "interconnect": "chapter package (ch-nvlink)",
     "megatron": "chapter package (ch-megatron)",
     "megatron_lab": "alias of megatron.lab (ch-megatron)",
     "memory": "shared model (cap, then ch-megatron)",
