@@ -39,9 +39,6 @@ PENDING: dict[str, str] = {
     "transformer": "shared model owned by the Megatron chapter (ch-megatron)",
     "gemm": "shared model owned by the architecture chapter (ch-arch)",
     "specs": "core catalogue (cap)",
-    "today": "aggregator chapter package (A100 today)",
-    "report": "aggregator (house-report)",
-    "live": "interface: the live calculators (site)",
 }
 
 #: the core: covered now, never pending
