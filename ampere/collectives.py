@@ -459,7 +459,8 @@ def all_reduce_time(size_bytes: float, gpus: int, network: fabrics.NodeNetwork =
     ``nccl_collective_time("all_reduce", size_bytes, gpus, network, inter_algorithm)``: a ring inside one
     node; across whole nodes a rail-aligned ring (or a tree) at ``network.ring_bytes_per_s``.
     """
-    return nccl_collective_time("all_reduce", size_bytes, gpus, network, inter_algorithm)
+    return nccl_collective_time("all_reduce", size_bytes, gpus, network,
+                                _check_algorithm(inter_algorithm, "inter_algorithm"))
 
 
 def network_collective_time(op: str, size_bytes: float, gpus: int,

@@ -83,6 +83,10 @@ class Fabric:
                                               "scalable_units", "levels"),
                               maxima={"switch_ports": MAX_SWITCH_PORTS, "rails": MAX_RAILS, "levels": 3,
                                       "port_bytes_per_s": fabrics.MAX_BYTES_PER_S})
+        unknown = [t for t in self.optical_tiers if t not in TIERS]
+        if unknown:
+            raise ValueError(f"optical_tiers={self.optical_tiers!r} has unknown tiers {unknown}; "
+                             f"allowed: {', '.join(TIERS)}")
 
     @property
     def populated_scalable_units(self) -> int:

@@ -85,6 +85,7 @@ def data_parallel_step(system: System | str, gpus: int, params: float = BERT_LAR
     if not isinstance(sysm, fabrics.NodeNetwork):
         raise ValueError(f"system={system!r} is not known; allowed: an ampere.fabrics.NodeNetwork or one of "
                          f"{', '.join(known)}")
+    inter_algorithm = check.one_of("inter_algorithm", inter_algorithm, collectives.ALGORITHMS)
     gpus = check.positive_int("gpus", gpus)
     if (tokens_per_gpu is None) == (global_tokens is None):
         raise ValueError("give exactly one of tokens_per_gpu (weak scaling) or global_tokens (strong scaling)")

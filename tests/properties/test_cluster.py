@@ -70,7 +70,8 @@ def test_fat_trees_are_non_blocking_and_at_least_the_counting_bound(nodes, shape
     rejects(cl.switch_lower_bound, "uplinks_per_leaf", nodes, rails, su, k, data.draw(bad_ints(1, su)
                                                                                      .filter(lambda v: v is not None)))
     _replace(f, data, {"nodes": bad_ints(1), "levels": bad_ints(1, 3), "leaf_switches": bad_ints(0),
-                       "port_bytes_per_s": bad_rates(), "optical_tiers": st.one_of(st.integers(), st.just("node_leaf"))})
+                       "port_bytes_per_s": bad_rates(), "optical_tiers": st.one_of(st.integers(), st.just("node_leaf"),
+                                                                                   st.just(("fibre",)))})
 
 
 @covers(cl.superpod, cl.SuperPOD, cl.scaling_table)
