@@ -31,11 +31,6 @@ PENDING: dict[str, str] = {
     "mig": "chapter package (ch-spmig)",
     "mig_geometry": "alias of mig.geometry (ch-spmig)",
     "mig_sim": "alias of mig.sim (ch-spmig)",
-    "interconnect": "chapter package (ch-nvlink)",
-    "collectives": "shared model owned by the NVLink chapter (ch-nvlink)",
-    "fabrics": "shared model owned by the NVLink chapter (ch-nvlink)",
-    "cluster": "chapter package (ch-dgx)",
-    "pricing": "shared model owned by the DGX chapter (ch-dgx)",
 }
 
 #: the core: covered now, never pending
