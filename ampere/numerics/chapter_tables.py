@@ -21,7 +21,7 @@ from .training import TrainingRun
 
 def format_rows(names: Iterable[str] | None = None) -> list[dict[str, str]]:
     """The formats as Markdown-ready rows: widths, extremes, epsilon, unit roundoff, digits, and the range in
-    decades twice (normal numbers only, and down to the smallest subnormal). Chapter *TF32 and the
+    decades twice (``decades (normal)``: normal numbers only; ``decades (all)``: down to the smallest subnormal). Chapter *TF32 and the
     precision formats*, section "Formats, derived from their bits".
     """
     out = []
@@ -34,7 +34,7 @@ def format_rows(names: Iterable[str] | None = None) -> list[dict[str, str]]:
                     "epsilon": g(f.epsilon, ".3g") if f.is_float else "",
                     "u": g(f.unit_roundoff, ".3g") if f.is_float else "", "digits": f"{f.decimal_digits:.2f}",
                     "decades (normal)": f"{f.normal_range_decades:.1f}",
-                    "decades (with subnormals)": f"{f.range_decades:.1f}" if f.is_float else ""})
+                    "decades (all)": f"{f.range_decades:.1f}" if f.is_float else ""})
     return out
 
 
