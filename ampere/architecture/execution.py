@@ -107,7 +107,10 @@ def divergence_expected(p_taken: float, cycles_taken: float, cycles_other: float
     if coherent:
         cycles = ideal
     else:
-        cycles = a * (1 - (1 - p) ** WARP_SIZE) + b * (1 - p ** WARP_SIZE)
+        # 1 - (1-p)^32 and 1 - p^32 without cancellation when p is tiny or close to 1
+        some_take_a = -math.expm1(WARP_SIZE * math.log1p(-p)) if p < 1 else 1.0
+        some_take_b = -math.expm1(WARP_SIZE * math.log(p)) if p > 0 else 1.0
+        cycles = a * some_take_a + b * some_take_b
     return {"cycles": cycles, "slowdown": cycles / ideal if ideal else 1.0}
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from .. import check
 from .dynamic_range import range_census
 from .formats import FORMATS, _fmt_value, get_format
@@ -107,6 +109,9 @@ def census_rows(values: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "fp
     """:func:`range_census` of ``values`` in each format, in percent. Chapter *TF32 and the precision formats*,
     section "Dynamic range"."""
     names = check.names("names", names, [k for k, f in FORMATS.items() if f.is_float], max_len=16)
+    values = _float32_array("values", values)
+    if not np.isfinite(values).any() or not np.any(values[np.isfinite(values)]):
+        raise ValueError("values holds no finite nonzero value")
     out = []
     for n in names:
         c = range_census(values, n)

@@ -103,7 +103,17 @@ def best_loss_scale(grads: Any, fmt: str = "fp16", max_log2: int = 40) -> int:
     peak = float(np.max(g[np.isfinite(g)])) if g.size else 0.0
     if peak == 0:
         return max_log2
-    k = math.floor(math.log2(f.overflow_threshold / peak))
-    while k > -200 and peak * 2.0**k >= f.overflow_threshold:  # the floor may sit on the threshold
+    threshold = f.overflow_threshold  # inf for FP64: there the largest finite double is the limit
+
+    def overflows(k: int) -> bool:
+        try:
+            scaled = math.ldexp(peak, k)
+        except OverflowError:
+            return True
+        return scaled >= threshold if math.isfinite(threshold) else math.isinf(scaled)
+
+    limit = threshold if math.isfinite(threshold) else f.max_normal
+    k = math.floor(math.log2(limit) - math.log2(peak))
+    while k > -2000 and overflows(k):  # the floor may sit on the threshold
         k -= 1
     return min(k, max_log2)

@@ -10,6 +10,7 @@ the claims checked.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 
@@ -50,7 +51,8 @@ def printed_interval(value: float) -> tuple[float, float]:
     if not isinstance(exponent, int):
         raise ValueError(f"value={value!r} has no printed digits")
     half = 0.5 * 10.0 ** exponent
-    return x - half, x + half
+    # with 16-17 printed digits half a unit is below the float's own spacing: never narrower than one ulp
+    return min(x - half, math.nextafter(x, -math.inf)), max(x + half, math.nextafter(x, math.inf))
 
 
 def published_tf32_bounds(rec: Any) -> dict[str, tuple[float, float]]:
