@@ -83,6 +83,8 @@ def matmul_points(info: Any = None, sweep: Sequence[dict[str, Any]] | None = Non
     min_n = check.positive_int("min_n", min_n, maximum=2**20)
     sweep = check.sequence("sweep", sweep, _sweep_row, min_len=0, max_len=10_000) if sweep is not None else []
     pts = []
+    if info is not None and not callable(getattr(info, "label", None)):
+        raise TypeError(f"info must be a DeviceInfo (ampere.device.device_info()) or None, got {type(info).__name__}")
     gpu = (getattr(info, "spec_name", None) or info.label()) if info is not None else "this GPU"
     for r in sweep or ():
         if r["n"] >= min_n:

@@ -199,7 +199,7 @@ def compare_tf32_with_emulation(device: Any = None, ks: Sequence[int] | None = N
     n = (512 if gpu else 64) if n is None else check.positive_int("n", n, maximum=4096)
     ks = ([256, 1024, 4096] if gpu else [64, 256]) if ks is None else check.sequence(
         "ks", ks, lambda name, k: check.positive_int(name, k, maximum=65536), max_len=16)
-    seed = check.nonneg_int("seed", seed)
+    seed = check.nonneg_int("seed", seed, maximum=2**63 - 1)
     if max(ks) * max(m, n) > 2**26:
         raise ValueError(f"ks up to {max(ks)} with m={m}, n={n}: {max(ks) * max(m, n):,} elements per input, more "
                          f"than the {2**26:,} (256 MiB of FP32) the comparison allows")

@@ -44,6 +44,8 @@ def tf32_points(info: Any = None, records: Sequence[Mapping[str, Any]] | None = 
     records = _records(records) if records is not None else []
     label = {"fp32": "FP32 (TF32 off)", "tf32": "TF32"}
     pts = []
+    if info is not None and not callable(getattr(info, "label", None)):
+        raise TypeError(f"info must be a DeviceInfo (ampere.device.device_info()) or None, got {type(info).__name__}")
     gpu_here = (getattr(info, "spec_name", None) or info.label()) if info is not None else "this GPU"
     for r in throughput_rows(records or ()):
         if r["precision"] in label and r["n"] >= min_n:

@@ -305,6 +305,7 @@ def test_matmul_views_show_published_points_without_a_gpu(min_n, data):
     finally:
         _close_all()
     rejects_any(data, arch.matmul_points, {"info": CPU}, {
+        "info": st.one_of(st.integers(), st.text(), st.just(object())),
         "sweep": st.one_of(st.integers(), st.just([1]), st.just([{"n": 1}])), "min_n": bad_ints(1, 2**20)})
     rejects_any(data, arch.show_matmul, {"info": CPU}, {
         "measure": bad_booleans().filter(lambda v: v is not None), "sizes": st.one_of(not_lists(), st.just([0]))})

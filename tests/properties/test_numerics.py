@@ -339,7 +339,7 @@ def test_the_measurements_run_on_a_cpu(sizes, data):
     rejects(num.tf32_speedups, "records", data.draw(st.one_of(st.integers(), st.just([1]))))
     rejects_any(data, num.compare_tf32_with_emulation, {"device": "cpu", "ks": [16], "m": 8, "n": 8}, {
         "device": st.one_of(st.just("gpu"), st.integers()), "ks": st.one_of(not_lists(), st.just([0])),
-        "m": bad_ints(1, 4096), "n": bad_ints(1, 4096), "seed": bad_ints(0)})
+        "m": bad_ints(1, 4096), "n": bad_ints(1, 4096), "seed": bad_ints(0, 2**63 - 1)})
     rejects_any(data, num.tf32_conversion_probe, {"device": "cpu", "size": 16}, {
         "device": st.one_of(st.just("gpu"), st.integers()), "size": bad_ints(16, 8192), "seed": bad_ints(0)})
     rejects(num.bench_main, "argv", data.draw(st.one_of(st.text(min_size=1, max_size=4), st.integers(),
@@ -369,6 +369,7 @@ def test_the_views_and_the_claims_without_a_gpu(min_n, data):
     assert claims and all(set(r) == {"claim", "source", "verdict", "evidence"} for r in claims)
     assert "76.5 decades" in " ".join(r["evidence"] for r in claims)
     rejects_any(data, num.tf32_points, {"info": CPU}, {
+        "info": st.one_of(st.integers(), st.text(), st.just(object())),
         "records": st.one_of(st.integers(), st.just([1])), "min_n": bad_ints(1, 2**20)})
     rejects_any(data, num.show_tf32, {"info": CPU}, {
         "measure": NOT_NONE(bad_booleans()), "sizes": st.one_of(not_lists(), st.just([0]))})
