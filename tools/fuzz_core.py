@@ -283,3 +283,291 @@ def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
         "ampere.results.Record.from_dict": {"d": rec.to_dict(), "kind": "published"},
         "ampere.device.DeviceInfo.from_dict": {"d": info.to_dict()},
     }
+
+
+# ---- The reference check and the live calculators (ampere.report, ampere.live): one block ---------------
+def _report_live_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
+    """Valid calls of ampere.report's and ampere.live's public callables (cheap settings: a model-only run
+    on the CPU, no images, a tiny layer)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ampere import device, live, report, results, transformer
+
+    cpu = device.probe(force="cpu")
+    h200 = device.DeviceInfo(backend="cuda", name="NVIDIA H200", spec_name="H200-SXM-141GB", gpu_count=1,
+                             compute_capability=(9, 0), bf16_tensor=True, tf32=True, memory_bytes=150_000_000_000)
+    res = results.make_result("report", h200, {}, [{"probe": "matmul", "key": "matmul/bf16/n8192", "label": "m",
+                                                    "value": 700.0, "unit": "TFLOP/s", "model": 989.4}],
+                              created_utc="2026-11-30T10:00:00Z")
+    figs = report.figures_from_result(res)
+    recorded = report.recorded_figures([res])
+    comps = report.compare(figs, "H200-SXM-141GB", recorded)
+    checks = report.judge_all(report.example_facts(["acs"]), "A100-SXM4-80GB")
+    ranked = report.findings(checks)
+    outcome = report.run(tmp / "report-base", info=cpu, references=[], stream=io.StringIO(), images=False)
+    _, axes = plt.subplots(1, 2)
+    tiny = transformer.TransformerShape(layers=1, hidden=16, heads=2, seq=8, vocab=32)
+    verdict = report.Verdict("fail", "x", resource="network", loss=(0.1, 0.1))
+    c = report.CHECKS[0]
+    field = live.Field("n", "n", "int", 1, minimum=1, maximum=9)
+    (tmp / "refs").mkdir(exist_ok=True)
+    return {
+        "ampere.report.probes.Probe": {"name": "p", "title": "t", "needs": ("ampere.specs:get",),
+                                       "supported": report.probes._needs_cuda, "run": lambda ctx: [],
+                                       "estimate_s": lambda quick: 1.0},
+        "ampere.report.probes.plan": {"info": h200, "probes": list(report.PROBES)},
+        "ampere.report.extract.figures_from_result": {"result": res},
+        "ampere.report.extract.recorded_figures": {"results_list": [res]},
+        "ampere.report.extract.load_references": {"folder": str(tmp / "refs"), "bundled": True},
+        "ampere.report.extract.allreduce_key": {"gpus": 8, "size_bytes": 4 * 2**30},
+        "ampere.report.comparison.compare": {"figures": figs, "gpu": "H200-SXM-141GB", "recorded": recorded},
+        "ampere.report.comparison.config_differences": {"device": h200.to_dict(), "references": [res]},
+        "ampere.report.comparison.summary_rows": {"comparisons": comps},
+        "ampere.report.comparison.recorded_rows": {"recorded": recorded},
+        "ampere.report.figures.draw_comparison": {"ax": axes[0], "comparisons": comps, "title": "t"},
+        "ampere.report.figures.draw_model": {"axes": list(axes), "gpus": ["A100-SXM4-80GB"]},
+        "ampere.report.figures.draw_recorded": {"ax": axes[1], "recorded": recorded},
+        "ampere.report.figures.comparison_figure": {"comparisons": comps, "title": "t"},
+        "ampere.report.figures.model_figure": {"gpus": ["A100-SXM4-80GB"]},
+        "ampere.report.figures.recorded_figure": {"recorded": recorded},
+        "ampere.report.figures.draw_findings": {"ax": axes[0], "ranked": ranked, "rows": checks},
+        "ampere.report.runner.mig_scale": {"figures": figs, "info": h200},
+        "ampere.report.runner.run": {"out": str(tmp / "report-run"), "info": cpu, "references": [],
+                                     "stream": io.StringIO(), "images": False},
+        "ampere.report.runner.main": {},  # argv=None reads sys.argv; [] is the command with its defaults
+        "ampere.report.runner.summary_text": {"result": outcome.result, "comparisons": outcome.comparisons,
+                                              "checks": outcome.checks, "ranked": outcome.findings},
+        "ampere.report.output.render_html": {"result": outcome.result, "comparisons": [], "plan_rows": outcome.plan,
+                                             "recorded": [], "images": False},
+        "ampere.report.output.write_text_atomic": {"path": str(tmp / "report.txt"), "text": "t"},
+        "ampere.report.output.check_output_folder": {"out": str(tmp / "report-out")},
+        "ampere.report.output.write_report_set": {"folder": str(tmp / "report-set"), "files": {"report.txt": "t"}},
+        "ampere.report.progress.Progress": {"total": 4, "stream": io.StringIO()},
+        "ampere.report.claims.gap_cost": {"gpus": 1000, "gap": 0.1, "price_per_gpu_hour": 1.0},
+        "ampere.report.references.Reference": {"quantity": "q", "gpu": "A100-SXM4-80GB", "unit": "GB/s",
+                                               "values": (1.0, 2.0), "sources": ("a", "b")},
+        "ampere.report.references.reference_rows": {"refs": report.reference_table()[:3]},
+        "ampere.report.references.figure_unit": {"name": "bf16_tflop_per_s"},
+        "ampere.report.references.key_label": {"key": "matmul/bf16/n8192"},
+        "ampere.report.references.key_model": {"key": "matmul/bf16/n8192", "gpu": "A100-SXM4-80GB"},
+        "ampere.report.references.allreduce_points": {"rec": results.records(benchmark="all-reduce",
+                                                                             kind="published")[0]},
+        "ampere.report.config_checks.ConfigCheck": {f: getattr(c, f) for f in (
+            "name", "title", "what", "how", "expected", "cost", "fix", "judge", "prescreen")},
+        "ampere.report.config_judges.Verdict": {"status": "fail", "observed": "x", "resource": "network",
+                                                "loss": (0.1, 0.2), "sources": ("nccl412",)},
+        "ampere.report.config_checks.judge_all": {"facts": report.example_facts(), "spec": "A100-SXM4-80GB"},
+        "ampere.report.config_checks.findings": {"rows": checks},
+        "ampere.report.config_checks.check_rows": {"rows": checks},
+        "ampere.report.config_checks.throughput_loss": {"v": verdict, "shares": report.step_shares()},
+        "ampere.report.config_facts.read_facts": {"info": cpu, "root": str(tmp), "env": {},
+                                                  "run": lambda argv: None, "cpus": [0]},
+        "ampere.report.workload.measure_layer": {"device": "cpu", "dtype": "fp32", "shape": tiny},
+        "ampere.live.registry.Field": {"name": "n", "label": "n", "kind": "int", "default": 1, "minimum": 1,
+                                       "maximum": 9},
+        "ampere.live.registry.Table": {"columns": ("a", "b"), "rows": ({"a": 1, "b": 2},), "caption": "c"},
+        "ampere.live.registry.Answer": {"summary": ("s",), "tables": (), "notes": ("n",)},
+        "ampere.live.registry.Calculator": {"name": "t", "title": "t", "call": "ampere.x.y", "chapter": "hbm",
+                                            "section": "s", "description": "d", "fields": (field,),
+                                            "compute": lambda n: live.Answer(("s",))},
+        "ampere.live.registry.get": {"name": "superpod-sizer"},
+        "ampere.live.registry.run": {"name": "superpod-sizer"},
+        "ampere.live.registry.run_json": {"name": "superpod-sizer", "values_json": '{"nodes": 20}'},
+        "ampere.live.registry.register": {"name": "fuzz-calculator"},
+        "ampere.live.registry.describe": {"selected": ["superpod-sizer"]},
+    }
+
+
+def _report_live_method_baselines() -> dict[str, dict[str, Any]]:
+    return {
+        "ampere.report.progress.Progress.line": {"text": "x"},
+        "ampere.report.progress.Progress.update": {"text": "x", "advance": 1},
+        "ampere.report.progress.Progress.close": {"text": "done"},
+        "ampere.live.registry.Field.parse": {"value": 3},
+        "ampere.live.registry.Calculator.values": {"values": {"n": 3}},
+        "ampere.live.registry.Calculator.run": {"values": {"n": 3}},
+    }
+
+
+_core_baselines_before_report_live = core_baselines
+_method_baselines_before_report_live = method_baselines
+
+
+def core_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended by the report/live block
+    return {**_core_baselines_before_report_live(tmp), **_report_live_baselines(tmp)}
+
+
+def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended by the report/live block
+    return {**_method_baselines_before_report_live(tmp), **_report_live_method_baselines()}
+
+
+_R, _L = "ampere.report", "ampere.live.registry"
+ACCEPT.update({
+    **{(f"{_R}.{q}", f, k): "nothing in, nothing out: an empty list of figures, results or rows is valid"
+       for q, f in (("probes.plan", "probes"), ("extract.recorded_figures", "results_list"),
+                    ("comparison.compare", "figures"), ("comparison.compare", "recorded"),
+                    ("comparison.config_differences", "references"), ("comparison.summary_rows", "comparisons"),
+                    ("comparison.recorded_rows", "recorded"), ("figures.draw_comparison", "comparisons"),
+                    ("figures.draw_recorded", "recorded"), ("figures.comparison_figure", "comparisons"),
+                    ("figures.recorded_figure", "recorded"), ("figures.draw_findings", "ranked"),
+                    ("runner.mig_scale", "figures"), ("output.render_html", "comparisons"),
+                    ("output.render_html", "plan_rows"), ("output.render_html", "recorded"),
+                    ("runner.run", "references"), ("references.reference_rows", "refs"),
+                    ("config_checks.findings", "rows"), ("config_checks.check_rows", "rows"),
+                    ("runner.summary_text", "comparisons"), ("runner.summary_text", "checks"),
+                    ("runner.summary_text", "ranked"))
+       for k in ("empty",)},
+    **{(f"{_R}.{q}", f, k): "free text (a name, a label, a sentence, a bib-free source label)"
+       for q, f in (("probes.Probe", "name"), ("references.Reference", "quantity"), ("references.Reference", "gpu"),
+                    ("references.Reference", "unit"), ("references.Reference", "benchmark"),
+                    ("config_checks.ConfigCheck", "name"), ("config_checks.ConfigCheck", "how"),
+                    ("config_checks.ConfigCheck", "expected"), ("config_checks.ConfigCheck", "cost"),
+                    ("config_checks.ConfigCheck", "fix"), ("config_checks.ConfigCheck", "prescreen"),
+                    ("config_judges.Verdict", "observed"), ("config_judges.Verdict", "detail"),
+                    ("figures.comparison_figure", "title"), ("progress.Progress.line", "text"),
+                    ("progress.Progress.update", "text"), ("progress.Progress.close", "text"),
+                    ("output.write_text_atomic", "text"))
+       for k in ("unknown", "unknown-case", "empty")},
+    **{(f"{_R}.{q}", f, "unknown"): "a new file or folder name is a valid place to write (or, for root, a tree "
+                                    "the readers find empty and say so)"
+       for q, f in (("output.write_text_atomic", "path"), ("output.check_output_folder", "out"),
+                    ("runner.run", "out"), ("runner.run", "record"), ("output.write_report_set", "folder"),
+                    ("config_facts.read_facts", "root"))},
+    (f"{_R}.probes.Probe", "needs", "empty"): "a probe that needs no chapter module",
+    (f"{_R}.probes.Probe", "needs", "unknown-element"): "a module not written yet: availability() says 'not "
+                                                         "available in this version' (documented and tested)",
+    (f"{_R}.comparison.compare", "gpu", "unknown"): "the name a result's GPU goes by: a driver name or a MIG slice "
+                                                    "is as valid as a catalogue name",
+    (f"{_R}.claims.gap_cost", "gap", "zero"): "no gap costs nothing",
+    (f"{_R}.references.reference_table", "gpus", "none"): "documented: None keeps every GPU",
+    (f"{_R}.references.training_rows", "gpus", "none"): "documented: None keeps every GPU",
+    (f"{_R}.references.figure_unit", "name", "unknown"): "documented: a name without a unit ending has none",
+    (f"{_R}.references.key_label", "key", "unknown"): "documented: a key of no known form prints as itself",
+    (f"{_R}.references.key_model", "key", "unknown"): "documented: (None, '') for a key of no known form",
+    (f"{_R}.references.key_model", "gpu", "unknown"): "documented: (None, '') for a GPU the catalogue does not match",
+    (f"{_R}.config_facts.read_facts", "cpus", "empty"): "an empty affinity reads as unknown",
+    (f"{_R}.extract.allreduce_sizes", "memory_bytes", "zero"): "documented: 0 or None is unknown memory (1 GiB)",
+    (f"{_R}.extract.allreduce_sizes", "memory_bytes", "none"): "documented: 0 or None is unknown memory (1 GiB)",
+    (f"{_R}.extract.allreduce_sizes", "memory_bytes", "huge"): "10**12 bytes is below the 2**50 bound: a possible "
+                                                               "memory size",
+    **{(f"{_L}.{q}", f, k): "free text or a new name"
+       for q, f in (("Answer", "summary"), ("Answer", "notes"), ("Table", "columns"), ("Table", "caption"),
+                    ("Calculator", "name"), ("Calculator", "call"), ("Calculator", "chapter"),
+                    ("Calculator", "section"), ("Field", "name"), ("Field", "help"), ("register", "name"))
+       for k in ("unknown", "unknown-element")},
+    (f"{_L}.Table", "rows", "empty"): "a table may be empty (its header shows)",
+    (f"{_L}.Field", "minimum", "zero"): "a bound below the default is valid",
+    (f"{_L}.Field", "minimum", "negative"): "a bound below the default is valid",
+    (f"{_L}.Field", "maximum", "huge"): "a bound far above the default is valid",
+    (f"{_L}.run_json", "values_json", "unknown"): "documented: the browser's entry answers {\"error\": ...} for "
+                                                   "input that is not a JSON object (the page shows it)",
+    (f"{_L}.run_json", "values_json", "empty"): "idem",
+})
+
+
+# ---- A100 today (ampere.today): one block ----------------------------------------------------------------
+def _today_baselines() -> dict[str, dict[str, Any]]:
+    """Valid calls of ampere.today's public callables that take arguments without defaults."""
+    from ampere import megatron, today
+    from ampere.today import network as today_network
+
+    w = today.Workload("7B", "lora")
+    p = today.plan(w, "A100-SXM4-80GB")
+    run = today.training_run_checks()[0]
+    check = today.pcie_server_check()
+    step = today.adapter_step(p.estimate, "lora", 16)
+    node = today.node_of("A100-PCIE-80GB")
+    assert isinstance(p.estimate, megatron.Estimate) and node is not None and today_network.MAX_CARDS
+    return {
+        "ampere.today.workload.Workload": {"model": "7B", "task": "lora"},
+        "ampere.today.workload.GPUPlan": {
+            "gpu": p.gpu, "workload": w, "feasible": True, "cards": 1, "memory_bytes": p.memory_bytes,
+            "capacity_bytes": p.capacity_bytes, "tokens_per_s": p.tokens_per_s, "bound": p.bound,
+            "step_time_s": p.step_time_s, "run_time_s": None, "price": None},
+        "ampere.today.network.Network": {"node": node, "cards": 8, "nodes": 1, "link": "PCIe Gen4"},
+        "ampere.today.calculator.plan": {"workload": w, "gpu": "A100-SXM4-80GB"},
+        "ampere.today.calculator.plans": {"workload": w},
+        "ampere.today.decision.best": {"candidates": today.plans(w)},
+        "ampere.today.decision.decision_table": {"workloads": {"LoRA 7B": w}},
+        "ampere.today.decision.break_even_price": {"workload": w, "gpu": "H100-SXM5-80GB"},
+        "ampere.today.decision.break_even_rows": {"moves": [("LoRA 7B", w, None, "H100-SXM5-80GB")]},
+        "ampere.today.training_runs.TrainingRunCheck": {
+            "record": run.record, "model": run.model, "gpus": run.gpus, "tokens": run.tokens,
+            "published_tokens_per_s_per_gpu": run.published_tokens_per_s_per_gpu,
+            "predicted_tokens_per_s_per_gpu": run.predicted_tokens_per_s_per_gpu,
+            "baseline_tokens_per_s_per_gpu": run.baseline_tokens_per_s_per_gpu, "layout": run.layout},
+        "ampere.today.adapters.adapter_step": {"est": p.estimate, "method": "lora", "lora_rank": 16},
+        "ampere.today.adapters.AdapterStep": {"method": "lora", "time_s": step.time_s, "breakdown": step.breakdown,
+                                              "memory": step.memory, "adapter_params": step.adapter_params},
+        "ampere.today.server_check.ServerCheck": {f: getattr(check, f) for f in (
+            "box", "gpus", "params", "compute_s", "planner_all_reduce_s", "chapter_all_reduce_s",
+            "planner_efficiency", "chapter_efficiency", "chapter_headline_efficiency", "sxm_efficiency")},
+        "ampere.today.prices.PriceRange.at": {"where": "mid"},
+    }
+
+
+_method_baselines_before_today = method_baselines
+
+
+def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended by the today block
+    return {**_method_baselines_before_today(tmp), **_today_baselines()}
+
+
+ACCEPT.update({
+    ("ampere.today.prices.PriceRange", "as_of", "unknown"): "free text: the date as the source gives it",
+    ("ampere.today.prices.PriceRange", "note", "unknown"): "free text",
+    ("ampere.today.prices.PriceRange", "note", "empty"): "no note",
+    ("ampere.today.decode.decode_run_bound", "prompt_tokens", "zero"): "no prompt: decoding from the first token",
+    ("ampere.today.a800.gradient_allreduce_time", "params", "huge"): "a trillion parameters is a real model size",
+    ("ampere.today.workload.Workload", "context", "zero"): "inference without a KV cache (weights only)",
+    ("ampere.today.workload.Workload", "model", "huge"): "a parameter count of a trillion is a model size",
+    ("ampere.today.workload.Workload", "lora_rank", "none"): "None is the book's default rank",
+    ("ampere.today.workload.Workload", "global_batch", "none"): "None: micro-batch x cards",
+    ("ampere.today.workload.Workload", "tokens", "none"): "None: no run length, no run time",
+    ("ampere.today.workload.Workload", "mfu", "none"): "None: the Megatron time model",
+    ("ampere.today.workload.Workload", "hcas_per_node", "none"): "None: the node's own adapters",
+    ("ampere.today.workload.Workload", "hcas_per_node", "zero"): "a single node without adapters",
+    ("ampere.today.workload.GPUPlan", "memory_bytes", "zero"): "an empty plan holds nothing",
+    ("ampere.today.workload.GPUPlan", "reason", "unknown"): "free text",
+    ("ampere.today.workload.GPUPlan", "layout", "unknown"): "free text",
+    ("ampere.today.workload.GPUPlan", "gpu", "unknown-case"): "catalogue names match in any case (the house rule)",
+    ("ampere.today.network.Network", "link", "unknown"): "free text",
+    ("ampere.today.network.Network", "reason", "unknown"): "free text",
+    ("ampere.today.network.Network", "reason", "empty"): "no reason: a possible layout",
+    ("ampere.today.calculator.plan", "gpu", "unknown-case"): "catalogue names match in any case (the house rule)",
+    ("ampere.today.calculator.plan", "reserve_fraction", "zero"): "no reserve: budget against all CUDA exposes",
+    ("ampere.today.decision.break_even_price", "gpu", "unknown-case"): "idem",
+    ("ampere.today.decision.break_even_price", "reference_gpu", "unknown-case"): "idem",
+    ("ampere.today.training_runs.TrainingRunCheck", "model", "unknown"): "a published run's model name",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "unknown"): "free text",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "empty"): "no layout (fixed utilisation)",
+    ("ampere.today.training_runs.TrainingRunCheck", "core_tokens_per_s_per_gpu", "zero"): "not computed",
+    ("ampere.today.server_check.ServerCheck", "box", "unknown"): "free text: the node's name",
+    ("ampere.today.server_check.ServerCheck", "planner_all_reduce_s", "zero"): "no data-parallel exchange",
+    ("ampere.today.server_check.ServerCheck", "chapter_all_reduce_s", "zero"): "idem",
+    ("ampere.today.server_check.ServerCheck", "box", "unknown-case"): "free text: the node's name",
+    ("ampere.today.server_check.ServerCheck", "params", "huge"): "a trillion parameters is a model size",
+    ("ampere.today.adapters.AdapterStep", "adapter_params", "huge"): "idem",
+    ("ampere.today.workload.Workload", "tokens", "huge"): "a trillion tokens is a pre-training corpus",
+    ("ampere.today.training_runs.TrainingRunCheck", "tokens", "huge"): "idem",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "unknown-case"): "free text",
+    ("ampere.today.training_runs.TrainingRunCheck.gpu_hours", "tokens_per_s_per_gpu", "huge"):
+        "below the bound of 1e9 tokens/s per GPU: any positive rate is a rate",
+    **{("ampere.today.workload.GPUPlan", f, "huge"): "a model's magnitude (bytes, tokens/s, seconds)"
+       for f in ("memory_bytes", "capacity_bytes", "tokens_per_s", "step_time_s", "run_time_s")},
+    ("ampere.today.network.Network", "link", "unknown-case"): "free text",
+    **{(f"ampere.today.network.Network.{m}", "size_bytes", k): r
+       for m in ("all_reduce_time", "collective_time")
+       for k, r in (("zero", "an empty buffer takes only the latency"), ("huge", "a terabyte is a size"),
+                    ("float", "a modelled byte count may be fractional (bytes per parameter x parameters)"))},
+    ("ampere.today.calculator.plans", "prices", "none"): "documented: None prices nothing",
+    ("ampere.today.decision.decision_table", "prices", "none"): "idem",
+    ("ampere.today.decision.best", "candidates", "empty"): "documented: None when nothing qualifies",
+    ("ampere.today.decision.break_even_rows", "moves", "empty"): "no moves, no rows",
+})
+# ---- end of A100 today -----------------------------------------------------------------------------------
