@@ -125,6 +125,105 @@ ACCEPT.update({
     (f"{_N}.throughput.printed_interval", "value", "huge"): "any positive printed number",
 })
 
+# --- specs, hbm, kernels (group B, p3-hbmk): inputs that look bad but are valid, each with its reason ---------
+_HBM, _K = "ampere.hbm", "ampere.kernels"
+_LARGE = "a result may hold any large finite figure (10**12 bytes, B/s or s is a real size); bounded at 1e30"
+ACCEPT.update({
+    ("ampere.specs.catalogue.match", "device_name", "none"): "documented: no device name, no spec (None)",
+    ("ampere.specs.catalogue.match", "device_name", "empty"): "documented: an empty device name matches nothing",
+    ("ampere.specs.catalogue.match", "device_name", "unknown"): "documented: a device the catalogue lacks gives None",
+    **{(f"{_HBM}.{q}", f, "unknown"): "free text" for q, f in (
+        ("roofline.Op", "name"), ("roofline.DecodeBound", "model"), ("measure.Capacity", "device"),
+        ("acceptance.Acceptance", "check"), ("acceptance.Acceptance", "detail"))},
+    **{(f"{_HBM}.{q}", f, "empty"): "free text, may be empty" for q, f in (
+        ("roofline.Op", "description"), ("measure.Capacity", "note"), ("acceptance.Acceptance", "detail"))},
+    **{(f"{_HBM}.{q}", f, "huge"): _LARGE for q, fs in (
+        ("roofline.Op", ("flops", "bytes")),
+        ("roofline.DecodeBound", ("weight_bytes", "kv_bytes", "bytes_per_step", "memory_time_s", "compute_time_s",
+                                  "tokens_per_s")),
+        ("l2_model.Knee", ("l2_plateau_bytes_per_s", "dram_plateau_bytes_per_s", "knee_bytes", "ratio_to_l2",
+                           "l2_bytes")),
+        ("measure.Capacity", ("total_bytes", "datasheet_bytes"))) for f in fs},
+    **{(f"{_HBM}.{q}", f, "huge"): "a bandwidth or an intensity may be large: the bound is compute's (checked <= 1e18)"
+       for q, f in (("roofline.attainable_flops", "intensity"), ("roofline.attainable_flops", "bytes_per_s"),
+                    ("roofline.decode_bound", "bytes_per_s"))},
+    (f"{_HBM}.roofline.Op", "flops", "zero"): "an operation may do no arithmetic (a copy)",
+    (f"{_HBM}.roofline.DecodeBound", "context", "zero"): "no KV cache: the bound of the weights alone",
+    (f"{_HBM}.roofline.DecodeBound", "kv_bytes", "zero"): "no KV cache at context 0",
+    (f"{_HBM}.measure.Capacity", "free_bytes", "zero"): "a full GPU has no free memory",
+    **{(f"{_HBM}.measure.Capacity", f, "none"): "documented: None where the driver reports nothing (a CPU)"
+       for f in ("total_bytes", "free_bytes", "datasheet_bytes")},
+    **{(f"{_HBM}.measure.{q}", "min_time_s", "zero"): "no minimum time on request (timing.benchmark's rule)"
+       for q in ("measure_bandwidth", "measure_l2_sweep", "measure_strided_copy")},
+    **{(f"{_HBM}.measure.measure_strided_copy", f, "empty"): "the aligned copy is always measured: an empty list "
+       "leaves only the other list's patterns" for f in ("strides", "offsets_bytes")},
+    **{(f"{_K}.{q}", f, "zero"): "documented: a kernel may use no registers or no shared memory"
+       for q in ("occupancy.occupancy", "views.occupancy_rows")
+       for f in ("registers_per_thread", "shared_bytes_per_block")},
+    (f"{_K}.launch_order.program_tile", "pid", "zero"): "program 0 is the first program",
+    **{(f"{_K}.l2_residency.{q}", f, "zero"): "documented: no stream, or no persisting window"
+       for q in ("L2Persistence", "l2_persistence") for f in ("streaming_bytes", "carveout_bytes")},
+    (f"{_K}.fusion.FusionTraffic", "fused_bytes", "zero"): "a chain whose tensors are all free (size 0) moves nothing",
+    **{(f"{_K}.{q}", f, "huge"): _LARGE for q, fs in (
+        ("tiling.TileCost", ("intensity_flop_per_byte", "shared_bytes", "accumulator_registers")),
+        ("l2_residency.L2Persistence", ("working_set_bytes", "streaming_bytes", "carveout_bytes", "hbm_bytes_default",
+                                        "hbm_bytes_persisting")),
+        ("l2_residency.l2_persistence", ("working_set_bytes", "streaming_bytes")),
+        ("launch_order.LaunchTraffic", ("l2_bytes", "hbm_bytes", "compulsory_bytes")),
+        ("fusion.FusionTraffic", ("unfused_bytes",))) for f in fs},
+    **{(f"{_K}.{q}", f, "huge"): "a bandwidth may be large (1 TB/s is an HBM); checked <= 1e18 B/s" for q, f in (
+        ("tiling.bytes_in_flight", "bandwidth_bytes_per_s"), ("launch_order.LaunchTraffic.time_s", "l2_bytes_per_s"),
+        ("fusion.FusionTraffic.saved_s", "bytes_per_s"))},
+    # found with hand-written baselines for the callables the fuzzer cannot guess (the result types, the views)
+    **{("ampere.specs.model.MemoryFigure", f, k): "a printed capture, its driver and where it is: free text"
+       for f in ("printed", "driver") for k in ("unknown", "none")},
+    ("ampere.specs.model.MemoryFigure", "where", "empty"): "optional provenance detail",
+    ("ampere.specs.model.MemoryFigure", "bytes", "none"): "documented: no citable figure (the note says so)",
+    ("ampere.specs.model.MemoryFigure", "bytes", "zero"): "a driver may reserve nothing",
+    ("ampere.specs.model.MemoryFigure", "bytes", "huge"): "10**12 bytes is below the 1 PiB bound: a possible memory",
+    **{("ampere.specs.model.Quoted.agrees_with", "derived", k): "any peak >= 0 can be compared (False: disagrees)"
+       for k in ("zero", "huge")},
+    (f"{_HBM}.measure.Kernel", "name", "unknown"): "free text: a kernel's name",
+    (f"{_HBM}.measure.Kernel", "description", "empty"): "free text, may be empty",
+    **{(f"{_HBM}.measure.Kernel", f, "zero"): "a write kernel reads nothing, a read kernel writes nothing"
+       for f in ("reads", "writes")},
+    **{(f"{_HBM}.l2_model.l2_sweep_model", f, "huge"): "a bandwidth may be large (1 TB/s); checked <= 1e18 B/s"
+       for f in ("l2_bytes_per_s", "dram_bytes_per_s")},
+    (f"{_HBM}.coalescing.WarpRequest", "offset_bytes", "zero"): "an aligned request starts at offset 0",
+    (f"{_HBM}.published.ZeroFigureRow", "stage", "zero"): "ZeRO stage 0 is plain data parallelism",
+    **{(f"{_HBM}.published.ZeroFigureRow", f, "huge"): _LARGE for f in ("params", "per_gpu_gb")},
+    (f"{_HBM}.published.ZeroFigureRow", "where", "empty"): "optional provenance detail",
+    (f"{_HBM}.published.L2Sweep", "gpu", "unknown"): "a sweep's device may be outside the catalogue (an H100 PCIe)",
+    (f"{_HBM}.published.L2Sweep", "label", "empty"): "free text, may be empty",
+    **{(f"{_HBM}.records.BandwidthRow", f, "none"): "documented: None where the record lacks the figure"
+       for f in ("engine", "array_bytes", "pct_of_datasheet", "copied_bytes_per_s", "samples", "rel_iqr")},
+    **{(f"{_HBM}.records.BandwidthRow", f, "huge"): _LARGE
+       for f in ("array_bytes", "bytes_per_s", "pct_of_datasheet", "copied_bytes_per_s", "rel_iqr")},
+    **{(f"{_HBM}.records.BandwidthRow", f, "zero"): "a perfect spread (IQR 0) or a stalled kernel (0 %)"
+       for f in ("pct_of_datasheet", "rel_iqr")},
+    **{(f"{_HBM}.{q}", "records", "empty"): "no records, nothing to flatten or judge (the checks say so)"
+       for q in ("records.bandwidth_rows", "records.sweep_rows", "acceptance.check_acceptance")},
+    (f"{_HBM}.acceptance.check_acceptance", "spec_name", "unknown"): "documented: any device; the thresholds "
+       "apply to the A100, H100 and H200 only",
+    (f"{_HBM}.acceptance.check_acceptance", "spec_name", "none"): "documented: a GPU outside the catalogue",
+    **{(f"{_HBM}.views.{q}", "info", "none"): "documented: no device probed, the published view"
+       for q in ("show_bandwidth", "show_l2_sweep", "show_capacity", "show_coalescing")},
+    **{(f"{_K}.views.{q}", "info", "none"): "documented: no device probed, the published view"
+       for q in ("show_matmul", "show_attention", "show_profile")},
+    (f"{_K}.occupancy.SMLimits", "reserved_shared_bytes_per_block", "zero"): "no reservation before sm80",
+    **{(f"{_K}.occupancy.Occupancy", f, "zero"): "a kernel may use no registers or no shared memory"
+       for f in ("registers_per_thread", "shared_bytes_per_block")},
+    (f"{_K}.occupancy.Occupancy", "limiter", "unknown"): "free text naming the binding resource",
+    (f"{_K}.tiling.PipelineTime", "total_s", "huge"): _LARGE,
+    **{(f"{_K}.shared_memory.tile_offset", f, "zero"): "row 0 and byte 0 are the tile's first"
+       for f in ("row", "column_byte")},
+    (f"{_K}.fusion.FusionOp", "name", "unknown"): "free text: a kernel's name",
+    (f"{_K}.fusion.FusionOp", "reads", "empty"): "a kernel may read nothing (a fill)",
+    **{(f"{_K}.fusion.FusionOp", f, "unknown-element"): "tensor names are free text" for f in ("reads", "writes")},
+    (f"{_K}.fusion.fusion_traffic", "outputs", "empty"): "a chain whose results are not needed after it writes nothing",
+    (f"{_K}.figures.plot_l2_persistence", "streaming_mib", "zero"): "no stream: the working set alone",
+})
+
 #: validators: their message names the field they were told (their ``name`` argument)
 VALIDATORS = {f"ampere.check.{f}" for f in ("integer", "positive_int", "nonneg_int", "bounded_int", "real", "finite",
                                             "positive", "nonneg", "bounded", "fraction", "boolean", "string",
