@@ -384,6 +384,248 @@ def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
     }
 
 
+# ----------------------------------------------------------------------------------------------------
+# The Megatron chapter and the shared models it owns: megatron, megatron_lab, memory, transformer, gemm.
+# Baselines for the callables whose required arguments the fuzzer cannot guess (a shape, a layout, a
+# record), and the bad values that are valid for them.
+# ----------------------------------------------------------------------------------------------------
+
+ACCEPT.update({
+    **{("ampere.megatron.comms.overlapped", a, k): "no time and a long time are both times (seconds >= 0)"
+       for a in ("comm_s", "compute_s") for k in ("zero", "huge")},
+    ("ampere.megatron.comms.step_collectives", "params_per_gpu", "huge"): "10**12 parameters: a trillion-parameter "
+                                                                           "replica",
+    ("ampere.megatron.lab_model.LabConfig", "seed", "huge"): "any 64-bit seed",
+    ("ampere.megatron.measure.bench_main", "argv", "empty"): "no options: the benchmark with its defaults (here "
+                                                             "its CPU code path)",
+    ("ampere.megatron.sizing.training_days", "tokens", "huge"): "10**12 tokens: a trillion-token run",
+    ("ampere.megatron.throughput.Estimate", "options", "empty"): "no options recorded",
+    ("ampere.megatron.throughput.Estimate", "notes", "empty"): "no notes",
+    ("ampere.megatron.throughput.Estimate", "figures_used", "empty"): "no figures listed",
+    ("ampere.megatron.throughput.Estimate", "software", "unknown"): "free text: the stack's name",
+    ("ampere.megatron.throughput.Estimate", "software", "empty"): "free text",
+    ("ampere.megatron.throughput.Estimate", "bubble_fraction", "zero"): "no pipeline, no bubble",
+    ("ampere.megatron.throughput.Estimate", "tflops_per_gpu", "zero"): "a rate >= 0",
+    **{("ampere.megatron.throughput.Estimate", f, k): "a rate or a count of bytes >= 0"
+       for f in ("tflops_per_gpu", "model_tflops_per_gpu", "causal_model_tflops_per_gpu", "memory_bytes_per_gpu",
+                 "bubble_fraction") for k in ("zero", "huge")},
+    ("ampere.megatron.throughput.Estimate", "time_per_iteration_s", "huge"): "seconds > 0",
+    ("ampere.megatron.schedules.ScheduleResult", "makespan", "huge"): "a time > 0",
+    ("ampere.megatron.schedules.ScheduleResult", "ideal", "huge"): "a time > 0",
+    ("ampere.megatron.schedules.ScheduleResult", "ops", "empty"): "a schedule record may hold no operations",
+    **{("ampere.megatron.schedules.simulate_schedule", a, "huge"): "a duration > 0 in any unit"
+       for a in ("t_fwd", "t_bwd", "t_comm")},
+    ("ampere.megatron.schedules.simulate_schedule", "t_comm", "zero"): "free transfers",
+    **{("ampere.megatron.other_teams.TeamGroup", a, k): "errors and counts >= 0"
+       for a in ("mean_abs_error", "max_abs_error") for k in ("zero", "huge")},
+    ("ampere.megatron.other_teams.TeamGroup", "stack", "empty"): "the group of all runs has no single stack",
+    ("ampere.megatron.other_teams.TeamGroup", "stack", "unknown"): "free text: the stack's name",
+    ("ampere.megatron.other_teams.TeamGroup", "team", "unknown"): "free text: a team's name",
+    **{("ampere.megatron.validation.ValidationGroup", a, k): "errors >= 0"
+       for a in ("mean_abs_error", "max_abs_error") for k in ("zero", "huge")},
+    ("ampere.megatron.validation.ValidationGroup", "group", "unknown"): "free text: a group's name",
+    ("ampere.megatron.validation.ValidationGroup", "source", "unknown"): "free text: a bib key",
+    ("ampere.megatron.inputs.Input", "value", "zero"): "an input may be zero",
+    ("ampere.megatron.inputs.Input", "value", "negative"): "an input is any finite number",
+    ("ampere.megatron.inputs.Input", "value", "huge"): "an input is any finite number (bytes per second, say)",
+    ("ampere.megatron.inputs.Input", "name", "unknown"): "free text: the input's name",
+    ("ampere.megatron.inputs.Input", "meaning", "unknown"): "free text",
+    ("ampere.megatron.inputs.Input", "source", "empty"): "an empty source is a stated assumption",
+    ("ampere.megatron.stacks.Software", "name", "unknown"): "free text: a new stack's name",
+    ("ampere.megatron.stacks.Software", "label", "unknown"): "free text",
+    ("ampere.megatron.stacks.Software", "note", "unknown"): "free text",
+    ("ampere.megatron.stacks.Software", "note", "empty"): "no note",
+    ("ampere.megatron.stacks.Software", "sources", "list"): "no sources: an empty collection",
+    ("ampere.megatron.lab.LabResult", "notes", "empty"): "no notes",
+    **{("ampere.megatron.lab.LabResult", f, k): "a difference, a scale, a time or a count >= 0"
+       for f in ("max_abs_logit_diff", "max_abs_grad_diff", "max_rel_grad_diff", "tp_bytes_formula",
+                 "pp_bytes_per_boundary_per_microbatch", "pp_bytes_formula", "wall_s", "step_s", "logit_scale",
+                 "grad_scale", "tp_bytes_per_rank") for k in ("zero", "huge")},
+    **{("ampere.megatron.lab.LabResult", f, k): "a loss is any real number; a diverged run's is NaN or inf (noted)"
+       for f in ("loss_first_step", "reference_loss_first_step") for k in ("zero", "negative", "huge", "nan", "inf")},
+    ("ampere.megatron.lab.LabResult", "losses", "negative-element"): "a loss is any real number",
+    ("ampere.megatron.lab.LabResult", "losses", "nan-element"): "a diverged run's loss is NaN (noted)",
+    ("ampere.megatron.lab.LabResult", "reference_losses", "negative-element"): "a loss is any real number",
+    ("ampere.megatron.lab.LabResult", "reference_losses", "nan-element"): "idem",
+    ("ampere.megatron.lab.LabResult", "losses", "empty"): "a run of zero recorded steps",
+    ("ampere.megatron.lab.LabResult", "reference_losses", "empty"): "idem",
+    ("ampere.memory.fits.MemoryEstimate", "breakdown", "list"): "an empty breakdown holds nothing",
+    ("ampere.memory.fits.MemoryEstimate", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.fits.MemoryEstimate", "assumptions", "empty"): "no assumptions stated",
+    ("ampere.memory.fits.MemoryEstimate.table", "unit", "huge"): "any unit > 0 (a terabyte, say)",
+    **{(f"ampere.memory.fits.MemoryEstimate.{m}", "reserve_bytes", k): "a reserve >= 0 (0: everything CUDA exposes)"
+       for m in ("headroom_bytes", "fits", "gpus_needed") for k in ("zero",)},
+    ("ampere.memory.fits.model_memory", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.fits.model_memory", "context", "zero"): "no KV cache",
+    ("ampere.memory.fits.model_memory", "seq_len", "zero"): "activations left out",
+    ("ampere.memory.fits.model_memory", "zero_stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.fits.min_gpus_zero", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.fits.min_gpus_zero", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.fits.min_gpus_zero", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.fits.max_batch", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.fits.max_batch", "weight_overhead_bits", "zero"): "no scales",
+    ("ampere.memory.fits.max_trainable_params", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.fits.finetune_memory", "seq_len", "zero"): "activations left out",
+    ("ampere.memory.capacity.gpus_to_hold", "total_bytes", "zero"): "nothing to hold: one GPU",
+    ("ampere.memory.capacity.gpus_to_hold", "total_bytes", "huge"): "a terabyte needs many GPUs",
+    ("ampere.memory.capacity.gpus_to_hold", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.capacity.usable_bytes", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.capacity.runtime_reserve", "fraction", "zero"): "no reserve",
+    ("ampere.memory.weights.weight_bytes", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.weights.weight_bytes", "overhead_bits", "zero"): "no scales",
+    ("ampere.memory.weights.kv_cache_bytes", "context", "zero"): "an empty cache",
+    ("ampere.memory.weights.group_scale_overhead_bits", "zero_point_bits", "zero"): "no zero point",
+    **{("ampere.memory.training.StateBytes", f, "zero"): "a part may be absent (0 bytes)"
+       for f in ("weights", "gradients", "master_weights", "optimizer_state")},
+    **{("ampere.memory.training.TrainingRecipe", f, "zero"): "a part may be absent (0 bytes)"
+       for f in ("weight_bytes", "grad_bytes", "master_bytes", "optimizer_bytes")},
+    ("ampere.memory.training.TrainingRecipe", "name", "unknown"): "free text: a new recipe's name",
+    ("ampere.memory.training.TrainingRecipe", "source", "unknown"): "free text: a bib key",
+    ("ampere.memory.training.TrainingRecipe", "source", "empty"): "no source: an assumption",
+    ("ampere.memory.training.zero_bytes_per_param", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.training.state_bytes_per_param", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.training.gathered_layer_bytes", "largest_layer_params", "zero"): "no module gathered",
+    ("ampere.memory.training.gathered_layer_bytes", "largest_layer_params", "huge"): "a 10**12-parameter module",
+    ("ampere.memory.training.MemoryConvention", "commit", "none"): "a source without a commit (a paper)",
+    **{("ampere.memory.training.MemoryConvention", f, "unknown"): "free text" for f in ("name", "description",
+                                                                                         "source", "where")},
+    ("ampere.memory.training.MemoryConvention", "commit", "unknown"): "free text: a commit",
+    ("ampere.memory.training.MemoryConvention", "from_the_source", "empty"): "a convention may state no stage itself",
+    ("ampere.memory.training.MemoryConvention", "gathered_layer_bytes_per_param", "list"): "no gathered module",
+    ("ampere.memory.training.MemoryConvention.stated", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.transformer.TransformerShape", "name", "unknown"): "free text",
+    ("ampere.transformer.TransformerShape", "name", "empty"): "a shape without a name",
+    ("ampere.transformer.TransformerShape", "source", "unknown"): "free text: a bib key",
+    ("ampere.transformer.TransformerShape", "source", "empty"): "no source",
+    **{(f"ampere.transformer.{f}", "name", k): "free text" for f in ("gpt", "llama") for k in ("unknown", "empty")},
+    **{(f"ampere.transformer.{f}", "source", k): "free text" for f in ("gpt", "llama") for k in ("unknown", "empty")},
+    ("ampere.gemm.PeakRow", "datasheet", "unknown"): "free text: the figure as printed",
+    ("ampere.gemm.PeakRow", "datasheet", "empty"): "free text",
+    ("ampere.gemm.PeakRow", "note", "unknown"): "free text",
+    ("ampere.gemm.PeakRow", "note", "empty"): "free text",
+    ("ampere.gemm.quantized_matmul_time", "overhead_s", "zero"): "no launch overhead",
+    ("ampere.gemm.quantized_matmul_time", "peak_flop_per_s", "huge"): "10**12 FLOP/s: a TFLOP/s",
+    ("ampere.gemm.PeakRow", "derived_flop_per_s", "huge"): "10**12 FLOP/s: a TFLOP/s",
+    ("ampere.megatron.search.search_layouts", "top", "none"): "None: every layout (documented)",
+    ("ampere.megatron.search.search_layouts", "memory_limit_bytes", "huge"): "a terabyte of memory: every layout fits",
+    ("ampere.megatron.sizing.training_days", "n_params", "huge"): "10**12 parameters",
+    ("ampere.megatron.measure.measure_layer_gemms", "warmup_s", "zero"): "no warm-up",
+    **{(f"ampere.memory.fits.{f}", "reserve_bytes", "huge"): "a reserve larger than the card gives the documented "
+       "answer: no headroom, no fit, 0 sequences, 0 parameters, no number of GPUs"
+       for f in ("MemoryEstimate.fits", "MemoryEstimate.headroom_bytes", "max_batch", "max_trainable_params",
+                 "min_gpus_zero")},
+    ("ampere.memory.training.gathered_layer_bytes", "stage", "zero"): "stage 0 gathers nothing: 0 bytes",
+    **{("ampere.megatron.other_teams.TeamRun", f, k): "free text"
+       for f in ("id", "team", "run", "label", "published_name") for k in ("unknown", "unknown-case")},
+    ("ampere.megatron.other_teams.TeamRun", "why_not_scored", "unknown"): "free text",
+    ("ampere.megatron.other_teams.TeamRun", "why_not_scored", "empty"): "scored: no reason",
+    ("ampere.megatron.other_teams.TeamRun", "kwargs", "empty"): "no options beyond the defaults",
+    ("ampere.megatron.other_teams.TeamRun", "assumed", "empty"): "nothing assumed",
+    ("ampere.megatron.other_teams.TeamRun", "assumed", "unknown-element"): "free text: what the rules assumed",
+    ("ampere.megatron.other_teams.TeamRun", "cfg", "none"): "a run whose source gives no shape (shown, not scored)",
+    ("ampere.megatron.throughput.Estimate", "figures_used", "unknown-element"): "free text: a figure and its source",
+    ("ampere.megatron.other_teams.TeamRun", "published", "huge"): "a figure > 0 in its unit (tokens per second, say)",
+})
+
+
+def _megatron_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
+    import dataclasses
+
+    from ampere import gemm, memory, megatron
+    from ampere.megatron import lab
+
+    cfg = megatron.GPTConfig(4, 256, 8, 512, 128)
+    est = megatron.estimate(cfg, 16, 32, 2, 2)
+    small = lab.LabConfig(steps=2)
+    run = megatron.team_runs()[0]
+    rec = gemm.published_matmul(precision="bf16")[0]
+    lab_result = lab.LabResult(small, "gloo", 3.0, 3.0, 0.0, 0.0, 0.0, [3.0, 2.0], [3.0, 2.0], 1024, 1024.0, 0.0, 0.0,
+                               1.0, 0.1)
+
+    def fields(obj: Any) -> dict[str, Any]:
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+    def tensor() -> Any:
+        import torch
+
+        return torch.zeros(1, 2, 4, 8)
+
+    layout = {"cfg": cfg, "gpus": 16, "batch": 32, "tensor": 2, "pipeline": 2}
+    return {
+        "ampere.megatron.layouts.Layout": fields(megatron.layout(cfg, 16, 32, 2, 2)),
+        "ampere.megatron.schedules.ScheduleResult": fields(megatron.simulate_schedule("1f1b", 2, 2)),
+        "ampere.megatron.sizing.params": {"cfg": cfg},
+        "ampere.megatron.sizing.flops_per_iteration": {"cfg": cfg, "batch": 32},
+        "ampere.megatron.sizing.training_days": {"n_params": 1.7e9, "tokens": 3e11, "gpus": 8, "tflops_per_gpu": 100.0},
+        "ampere.megatron.published.table1_config": {"row": "1T"},
+        "ampere.megatron.layouts.layout": layout,
+        "ampere.megatron.layouts.params_per_gpu": {"cfg": cfg, "tensor": 2, "pipeline": 2},
+        "ampere.megatron.gpu_memory.memory_per_gpu": layout,
+        "ampere.megatron.gpu_memory.activation_bytes_per_layer": {"cfg": cfg},
+        "ampere.megatron.schedules.schedule_ops": {"kind": "1f1b", "pipeline": 4, "microbatches": 8},
+        "ampere.megatron.schedules.simulate_schedule": {"kind": "1f1b", "pipeline": 4, "microbatches": 8},
+        "ampere.megatron.figures.plot_schedule": {"result": megatron.simulate_schedule("1f1b", 4, 8)},
+        "ampere.megatron.throughput.estimate": layout,
+        "ampere.megatron.throughput.Estimate": fields(est),
+        "ampere.megatron.search.search_layouts": {"cfg": cfg, "gpus": 8, "batch": 16},
+        "ampere.megatron.measure.layer_gemm_shapes": {"cfg": cfg},
+        "ampere.megatron.measure.measure_layer_gemms": {"cfg": cfg, "device": "cpu", "dtype": "fp32", "warmup_s": 0.0,
+                                                       "max_time_s": 0.05},
+        "ampere.megatron.stacks.Software": fields(megatron.STACKS["fsdp"]),
+        "ampere.megatron.other_teams.TeamRun": fields(run),
+        "ampere.megatron.lessons.context_parallel": {"cfg": cfg, "context": 2},
+        "ampere.megatron.lessons.overlap_effect": layout,
+        "ampere.megatron.lessons.tp_efficiency": {"cfg": cfg, "tensor": 2},
+        "ampere.megatron.lab.LabResult": fields(lab_result),
+        "ampere.megatron.lab.run_labs": {"cfgs": [small], "timeout_s": 30.0},
+        "ampere.megatron.lab.run_lab": {"cfg": small, "timeout_s": 30.0},
+        "ampere.megatron.lab_model.causal_attention": {"q": tensor(), "k": tensor(), "v": tensor()},
+        "ampere.megatron.lab_model.tp_bytes_formula": {"cfg": small},
+        "ampere.megatron.lab_model.pp_bytes_formula": {"cfg": small},
+        "ampere.megatron.lab_model.tolerances": {"cfg": small},
+        "ampere.memory.fits.MemoryEstimate": {"mode": "training", "params": 1e9, "breakdown": {"weights": 2e9}},
+        "ampere.memory.training.memory_convention": {"name": "paper"},
+        "ampere.memory.training.MemoryConvention": fields(memory.CONVENTIONS["deepspeed"]),
+        "ampere.memory.training.gathered_layer_bytes": {"stage": 3, "largest_layer_params": 1e6,
+                                                        "convention": "deepspeed"},
+        "ampere.memory.training.largest_module_params": {"shape": cfg},
+        "ampere.memory.activations.shape_activation_bytes_per_layer": {"shape": cfg},
+        "ampere.transformer.preset": {"name": "7B"},
+        "ampere.gemm.matmul_tflops": {"rec": rec},
+        "ampere.gemm.matmul_shape": {"rec": rec},
+        "ampere.gemm.PeakRow": fields(gemm.peak_rows(["A100-SXM4-80GB"], ["bf16"])[0]),
+        "ampere.transformer.TransformerShape": {"layers": 4, "hidden": 256, "heads": 8},
+    }
+
+
+def _megatron_method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
+    from ampere import megatron
+
+    cfg = megatron.GPTConfig(4, 256, 8, 512, 128)
+    return {
+        "ampere.megatron.layouts.Layout.stage_layers": {"cfg": cfg},
+        "ampere.megatron.layouts.Layout.chunk_layers": {"cfg": cfg},
+        "ampere.megatron.stacks.Software.differences": {"other": megatron.STACKS["megatron-2022"]},
+        "ampere.memory.fits.MemoryEstimate.headroom_bytes": {"gpu": "A100-SXM4-80GB"},
+        "ampere.memory.fits.MemoryEstimate.fits": {"gpu": "A100-SXM4-80GB"},
+        "ampere.memory.fits.MemoryEstimate.gpus_needed": {"gpu": "A100-SXM4-80GB"},
+        "ampere.memory.training.MemoryConvention.stated": {"stage": 2},
+        "ampere.transformer.TransformerShape.lora_params": {"rank": 8},
+    }
+
+
+_core_baselines_before_megatron = core_baselines
+_method_baselines_before_megatron = method_baselines
+
+
+def core_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended, one block per chapter
+    return {**_core_baselines_before_megatron(tmp), **_megatron_baselines(tmp)}
+
+
+def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811
+    return {**_method_baselines_before_megatron(tmp), **_megatron_method_baselines(tmp)}
+
+
 # ---- The reference check and the live calculators (ampere.report, ampere.live): one block ---------------
 def _report_live_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
     """Valid calls of ampere.report's and ampere.live's public callables (cheap settings: a model-only run

@@ -34,11 +34,6 @@ PENDING: dict[str, str] = {
     "fabrics": "shared model owned by the NVLink chapter (ch-nvlink)",
     "cluster": "chapter package (ch-dgx)",
     "pricing": "shared model owned by the DGX chapter (ch-dgx)",
-    "megatron": "chapter package (ch-megatron)",
-    "megatron_lab": "alias of megatron.lab (ch-megatron)",
-    "memory": "shared model (cap, then ch-megatron)",
-    "transformer": "shared model owned by the Megatron chapter (ch-megatron)",
-    "gemm": "shared model owned by the architecture chapter (ch-arch)",
 }
 
 #: the core: covered now, never pending
