@@ -94,6 +94,37 @@ ACCEPT.update({
 ACCEPT.update({("ampere.timing.Measurement.rate", "amount", k): "any amount of work (FLOP, bytes) >= 0"
                for k in ("zero", "huge")})
 
+# --- ampere.architecture and ampere.numerics (phase 3, ch-arch): inputs that are valid although they look bad
+_A, _N = "ampere.architecture", "ampere.numerics"
+ACCEPT.update({
+    **{(f"{_A}.die.{f}", a, "zero"): why for f in ("harvest_yield", "harvest_shortfall")
+       for a, why in (("needed", "needing no working unit is certain (yield 1, shortfall 0)"),
+                      ("unit_defect_probability", "a perfect process: every unit works"))},
+    (f"{_A}.cache.l2_read_bandwidth", "size_bytes", "huge"): "a working set far beyond L2 reads at the DRAM plateau",
+    **{(f"{_A}.roofline.{f}", a, "huge"): "any positive rate, size or intensity: the roofline formulas hold"
+       for f, a in (("ridge_point", "bytes_per_s"), ("matmul_intensity", "m"), ("matmul_intensity", "n"),
+                    ("matmul_intensity", "k"), ("attainable_flops", "intensity"),
+                    ("attainable_flops", "bytes_per_s"), ("roofline_curve", "hi"),
+                    ("roofline_curve", "bytes_per_s"))},
+    (f"{_A}.execution.divergence_expected", "p_taken", "zero"): "a branch never taken is a probability",
+    **{(f"{_A}.execution.divergence_expected", a, k): "an empty branch (0 cycles) or a long one is valid"
+       for a in ("cycles_taken", "cycles_other") for k in ("zero", "huge")},
+    (f"{_A}.execution.issue_utilization", "warps_per_sm", "zero"): "an SM with no resident warp issues nothing: 0",
+    **{(f"{_A}.measure.matmul_sweep", a, "zero"): "no warm-up / no minimum time on request (as timing.benchmark)"
+       for a in ("warmup_s", "min_time_s")},
+    **{(f"{_N}.measure.measure_throughput", a, "zero"): "no warm-up / no minimum time on request (as timing.benchmark)"
+       for a in ("warmup_s", "min_time_s")},
+    (f"{_N}.torch_rounding.torch_agreement", "seed", "zero"): "seed 0 is a seed",
+    **{(q, "seed", "huge"): "any non-negative integer seeds the generator (torch.Generator: bounded at 2**63 - 1)"
+       for q in (f"{_N}.torch_rounding.torch_agreement", f"{_N}.matmul_error.error_vs_k",
+                 f"{_N}.matmul_error.accumulation_error_curve", f"{_N}.dynamic_range.gradient_like_values",
+                 f"{_N}.measure.compare_tf32_with_emulation", f"{_N}.measure.tf32_conversion_probe")},
+    (f"{_N}.matmul_error.probabilistic_confidence", "k", "huge"): "a dot product of 10**12 terms has a confidence",
+    **{(f"{_N}.dynamic_range.gradient_like_values", a, k): "a decade exponent: 10**0 and 10**-1 are magnitudes"
+       for a in ("log10_low", "log10_high", "log10_mean") for k in ("zero", "negative")},
+    (f"{_N}.throughput.printed_interval", "value", "huge"): "any positive printed number",
+})
+
 # --- specs, hbm, kernels (group B, p3-hbmk): inputs that look bad but are valid, each with its reason ---------
 _HBM, _K = "ampere.hbm", "ampere.kernels"
 _LARGE = "a result may hold any large finite figure (10**12 bytes, B/s or s is a real size); bounded at 1e30"

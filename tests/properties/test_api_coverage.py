@@ -25,8 +25,6 @@ from .harness import COVERED
 
 #: packages and modules without property tests yet, and who owns them (the second pass)
 PENDING: dict[str, str] = {
-    "architecture": "chapter package (ch-arch)",
-    "numerics": "chapter package (ch-arch)",
     "sparsity": "chapter package (ch-spmig)",
     "mig": "chapter package (ch-spmig)",
     "mig_geometry": "alias of mig.geometry (ch-spmig)",
