@@ -56,7 +56,7 @@ def tf32_result(speedup):
 def hbm_result(copy_pct, knee_ratio):
     peak = A100.hbm_bytes_per_s
     l2 = A100.l2_bytes
-    recs = [{"params": {"experiment": "bandwidth", "kernel": "copy", "engine": "ce", "array_bytes": 2**30},
+    recs = [{"params": {"experiment": "bandwidth", "kernel": "copy", "engine": "SM", "array_bytes": 2**30},
              "derived": {"bytes_per_s": peak * copy_pct / 100, "pct_of_datasheet": copy_pct}}]
     knee = knee_ratio * l2
     for f in [l2 / 16, l2 / 8, l2 / 4, l2 / 2, 0.8 * knee, 1.25 * knee, 2 * l2, 4 * l2, 8 * l2]:
