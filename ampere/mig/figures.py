@@ -189,3 +189,35 @@ def plot_isolation(rows: Sequence[IsolationRow], ax: Any = None) -> Any:
     plots.legend_outside(ax)
     plots.provenance_note(ax, "model (discrete-event simulation, seeded); assumptions in the text")
     return ax
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Real matmuls against the model of their instance
+# ---------------------------------------------------------------------------------------------------------
+
+_KIND_MARKER = {"measured": "o", "recorded": "s", "published": "^"}
+
+
+def _plot_instance_ratios(ax: Any, points: Sequence[Any], labels: Sequence[str]) -> None:
+    """One row per point: the real throughput over its instance's model (``p.real / p.model``) on a linear
+    axis, a vertical line at 1 (the model), marker shape by provenance, colour by precision. Used by
+    :func:`ampere.mig.views.show_instance`."""
+    colours = {"fp16": "#76b900", "bf16": "#2ca02c", "tf32": "#1f77b4", "fp32": "#7f7f7f"}
+    ys = list(range(len(points)))[::-1]
+    seen: set[str] = set()
+    for y, p, label in zip(ys, points, labels):
+        prec = next((c for c in colours if c in p.what), "fp32")
+        lab = None if p.kind in seen else {"measured": "measured here", "recorded": "recorded on a real GPU",
+                                           "published": "published"}[p.kind]
+        seen.add(p.kind)
+        ax.plot([p.real / p.model], [y], marker=_KIND_MARKER[p.kind], color=colours[prec], ms=8, ls="none",
+                label=lab)
+    ax.axvline(1.0, color="#444444", lw=1, ls="--", label="model: SM share of the dense peak")
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=9)
+    ax.set_ylim(-0.7, len(points) - 0.3)
+    lo = min([p.real / p.model for p in points] + [1.0])
+    hi = max([p.real / p.model for p in points] + [1.0])
+    ax.set_xlim(max(0.0, lo - 0.1), hi + 0.1)
+    ax.set_xlabel("real / model")
+    ax.legend(loc="lower right", fontsize=8)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .. import check, specs
+from .fields import check_fields
 from .profile_tables import (COMPUTE_SLICES, MEMORY_SLICES, DocConflict, InstancePeaks, MigTable, Profile,
                              doc_conflicts, instance_peaks, mig_gpus, profile, profile_from_device_name, profiles,
                              smallest_profile, table)
@@ -39,10 +40,23 @@ __all__ = [
 class Placement:
     """One GPU instance: a profile placed at a start slot, with the slices it takes."""
 
+    FIELD_RULES = {"bounds": {"start": (0, 7)}}  # the checks of fields.check_fields
+
     profile: Profile
     start: int
     memory: frozenset[int]
     compute: frozenset[int]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.profile, Profile):
+            raise TypeError(f"Placement.profile must be a Profile (from mig.profile), got {self.profile!r:.60}")
+        check_fields(self)
+        for name in ("memory", "compute"):
+            v = getattr(self, name)
+            if not isinstance(v, (set, frozenset)) or not v:
+                raise TypeError(f"Placement.{name} must be a non-empty set of slice indices, got {v!r:.60}")
+            object.__setattr__(self, name, frozenset(check.bounded_int(f"Placement.{name}[i]", i, 0, 7,
+                                                                        why="slice indices of one GPU") for i in v))
 
     @property
     def name(self) -> str:
@@ -239,6 +253,8 @@ def place(gpu: str | specs.GPUSpec, names: Sequence[str]) -> tuple[tuple[str, in
 @dataclass(frozen=True)
 class LayoutUsage:
     """What a layout uses and what it leaves: slices, SMs, and the slices no instance can ever use."""
+    FIELD_RULES = {"bounds": {"sms_used": (0, 1024), "mig_sms": (0, 1024), "total_sms": (1, 1024)}}  # the checks of fields.check_fields
+
 
     layout: tuple[tuple[str, int], ...]
     memory_owner: tuple[int | None, ...]  # instance index per memory slice (None: unused)
@@ -250,6 +266,9 @@ class LayoutUsage:
     sms_used: int | None  # None when the table lacks SM counts
     mig_sms: int | None
     total_sms: int  # SMs of the product (A100: 108)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def instances(self) -> int:
@@ -344,6 +363,8 @@ def _maps(u: LayoutUsage) -> tuple[str, str]:
 @dataclass(frozen=True)
 class LayoutRow:
     """One layout as a table row: instances, slice maps, SMs in use, stranded slices."""
+    FIELD_RULES = {"bounds": {"n": (1, 10**6), "instances": (0, 8), "sms": (0, 1024), "stranded_memory": (0, 8), "stranded_compute": (0, 8)}}  # the checks of fields.check_fields
+
 
     n: int
     layout: str
@@ -353,6 +374,9 @@ class LayoutRow:
     sms: int | None
     stranded_memory: int
     stranded_compute: int
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def layout_rows(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]],

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .compressed import metadata_nibbles
-from .llm import layer_speedup, published_llm_speedups
+from .llm import layer_speedup
 from .roofline import LinearShape, csr_precision, speedup_curves, speedup_model, unstructured_break_even
 from .sweep_results import sweep_table
 
@@ -122,10 +122,11 @@ def plot_llm_speedup(axes: Sequence[Any], model: str = "llama2-7b", gpu: str = "
                      kernel_speedup: float = 1.6) -> None:
     """Layer speedup of 2:4 over dense for one decoder layer (:func:`~.llm.layer_speedup`). Left: decoding,
     against the batch size, for three K/V-cache lengths. Right: prefill of one sequence, against the prompt
-    length, with the GEMMs at the 2:4 roofline and only ``kernel_speedup`` times faster, beside the published
-    end-to-end speedup. Chapter: *2:4 structured sparsity*, "2:4 on large language models".
+    length, with the GEMMs at the 2:4 roofline and only ``kernel_speedup`` times faster (Wanda's end-to-end
+    LLaMA-7B figure is not drawn here: the text we read does not say on which GPU it was measured).
+    Chapter: *2:4 structured sparsity*, "2:4 on large language models".
     """
-    from .. import plots, views
+    from .. import plots
 
     ax0, ax1 = axes
     color = plots.gpu_color(gpu)
@@ -147,9 +148,6 @@ def plot_llm_speedup(axes: Sequence[Any], model: str = "llama2-7b", gpu: str = "
     ax1.plot(prompts, roof, color=color, label="GEMMs at the 2:4 roofline (2x)", **plots.PROVENANCE["model"])
     ax1.plot(prompts, kern, color=color, label=f"GEMMs {kernel_speedup:g}x faster",
              **{**plots.PROVENANCE["model"], "linestyle": "--"})
-    e2e = next(r for r in published_llm_speedups() if r.dense_ms is not None)
-    ax1.axhline(e2e.speedup, color="#888888", lw=1.0, linestyle=":",
-                label=f"published end to end, {e2e.model} ({views.cite_label(e2e.source)})")
     ax1.axhline(1.0, color="black", lw=0.8)
     ax1.set_xscale("log", base=2)
     ax1.set_xlabel("prompt length (tokens, one sequence)")
@@ -214,3 +212,34 @@ def plot_sweep(ax: Any, result: dict[str, Any]) -> None:
     from ..results import provenance
 
     plots.provenance_note(ax, provenance(result) + "; black ticks: roofline bound of the model")
+
+
+_KIND_MARKER = {"measured": "o", "recorded": "s", "published": "^"}
+
+
+def _plot_speedup_points(ax: Any, points: Sequence[Any], labels: Sequence[str]) -> None:
+    """One row per speedup: the real 2:4 speedup (filled, marker by provenance) beside its roofline bound
+    (open diamond) where there is one, a vertical line at 1 (no gain). Short row labels: the GPU goes in the
+    title. Used by :func:`ampere.sparsity.views.show_sparsity`."""
+    from .. import plots
+
+    ys = list(range(len(points)))[::-1]
+    seen: set[str] = set()
+    for y, p, label in zip(ys, points, labels):
+        colour = plots.gpu_color(p.gpu)
+        if p.model is not None:
+            ax.plot([p.model, p.real], [y, y], color=colour, lw=1.0, alpha=0.4)
+            ax.plot([p.model], [y], marker="D", mfc="white", mec=colour, ms=7, ls="none",
+                    label=None if "bound" in seen else "roofline bound (model)")
+            seen.add("bound")
+        lab = None if p.kind in seen else {"measured": "measured here", "recorded": "recorded on a real GPU",
+                                           "published": "published"}[p.kind]
+        seen.add(p.kind)
+        ax.plot([p.real], [y], marker=_KIND_MARKER[p.kind], color=colour, ms=8, ls="none", label=lab)
+    ax.axvline(1.0, color="#444444", lw=1, ls="--", label="no gain (1.0x)")
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=9)
+    ax.set_ylim(-0.7, len(points) - 0.3)
+    ax.set_xlim(0.5, 2.15)
+    ax.set_xlabel("2:4 sparse over dense (x)")
+    ax.legend(loc="upper left", fontsize=8)

@@ -17,10 +17,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import check
+from .fields import device_info
 from .backends import _TOLERANCE, _rel_err, _semi_structured_backend, _torch_mask_2to4, probe_backend
 from .compressed import compress_2to4, matmul_2to4, metadata_nibbles
 from .pattern import prune_2to4, unstructured_mask
 from .roofline import LinearShape
+
+
+#: the largest dense product (FLOP) a sweep times on a CPU: a few seconds of NumPy or torch
+CPU_MAX_FLOPS = 2e10
 
 
 def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float = 0.5, seed: int = 0,
@@ -36,12 +41,13 @@ def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float
 
     from .. import timing
 
-    size, tokens = check.positive_int("size", size), check.positive_int("tokens", tokens)
+    size = check.bounded_int("size", size, 4, 4096, why="a CPU demonstration")
+    tokens = check.bounded_int("tokens", tokens, 1, 8192, why="a CPU demonstration")
     if size % 4:
         raise ValueError(f"size={size} must be a multiple of 4 (the 2:4 groups run along the rows)")
-    sparsity = check.fraction("sparsity", sparsity)
-    max_time_s = check.positive("max_time_s", max_time_s)
-    rng = np.random.default_rng(check.nonneg_int("seed", seed))
+    sparsity = check.bounded("sparsity", sparsity, 0.01, 0.99, why="a share of zeros, neither none nor all")
+    max_time_s = check.bounded("max_time_s", max_time_s, 0.01, 60.0, why="seconds per product timed")
+    rng = np.random.default_rng(check.bounded_int("seed", seed, 0, 2**32 - 1, why="a NumPy seed"))
     w = rng.standard_normal((size, size)).astype(np.float32)
     x = rng.standard_normal((size, tokens)).astype(np.float32)
     w_uns = w * unstructured_mask(w, sparsity)
@@ -116,23 +122,33 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
     from .. import device as _device
     from .. import timing
 
-    info = info or _device.probe()
-    dev = torch.device(device) if device is not None else _device.torch_device(info)
-    notes: list[str] = []
-    shapes = list(shapes)
-    for shape in shapes:
-        if not isinstance(shape, LinearShape):
-            raise TypeError(f"shapes must hold LinearShape objects, got {type(shape).__name__}")
+    def shape_item(name: str, v: Any) -> LinearShape:
+        if not isinstance(v, LinearShape):
+            raise TypeError(f"{name} must be a LinearShape, got {v!r:.60} ({type(v).__name__})")
+        return v
+
+    shapes = check.sequence("shapes", shapes, shape_item, max_len=64)
+    dtypes = check.names("dtypes", dtypes, tuple(_TOLERANCE))
+    backends = check.optional(check.names, "backends", backends, ("cusparselt", "cutlass", "reference"))
     for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
-        check.nonneg(name, v)
+        check.bounded(name, v, 0.0, 600.0, why="seconds per timed configuration")
+    alg_search = check.boolean("alg_search", alg_search)
+    unstructured_shape = check.optional(shape_item, "unstructured_shape", unstructured_shape)
+    progress = check.optional(check.function, "progress", progress)
+    info = device_info("info", info)
+    dev = check.device("device", device) if device is not None else _device.torch_device(info)
+    dev = torch.device(dev)
+    if dev.type != "cuda":  # a CPU runs the same path, on shapes small enough to finish
+        for name, group in (("shapes", shapes), ("unstructured_shape", [unstructured_shape] if unstructured_shape
+                                                 else [])):
+            for shape in group:
+                check.at_most(name, shape.flops, CPU_MAX_FLOPS,
+                              f"{shape.name()} is {shape.flops:.3g} FLOP: too large for a CPU run")
+    notes: list[str] = []
     if backends is None:
         found = probe_backend(info)
         backends = found.working
         notes.append(found.summary())
-    for b in backends:
-        check.one_of("backend", b, ("cusparselt", "cutlass", "reference"))
-    for dt in dtypes:
-        check.one_of("dtype", dt, tuple(_TOLERANCE))
     is_cuda = dev.type == "cuda"
     oom = torch.cuda.OutOfMemoryError if is_cuda else MemoryError
     records: list[dict[str, Any]] = []
