@@ -76,7 +76,8 @@ def measure_instance(device: Any = None, quick: bool = False, info: Any = None) 
     b = torch.randn(n, n, generator=gen).to(device=device, dtype=dtype)
     c = torch.empty(n, n, device=device, dtype=dtype)
     mm = timing.benchmark(lambda: torch.matmul(a, b, out=c), label=f"matmul {n}^3 {precision}", device=device,
-                          warmup_s=(0.3 if quick else 1.0) if cuda else None, params={"n": n, "dtype": precision})
+                          warmup_s=(0.3 if quick else 1.0) if cuda else None, max_time_s=10.0 if cuda else 0.2,
+                          params={"n": n, "dtype": precision})
     # 256 MiB even in quick mode: the copy's footprint (2 x 256 MiB) must dwarf the L2 (60 MiB on an H200).
     # Every timed copy is a cold one: the L2 is flushed before each call (calls_per_sample=1 says so
     # explicitly, whatever the harness's default for flushing).
@@ -85,7 +86,8 @@ def measure_instance(device: Any = None, quick: bool = False, info: Any = None) 
     dst = torch.empty_like(src)
     cp = timing.benchmark(lambda: dst.copy_(src), label=f"copy {nbytes / 2**20:.0f} MiB", device=device,
                           flush_l2=cuda, l2_bytes=info.l2_bytes if cuda else None,
-                          calls_per_sample=1 if cuda else None, params={"bytes": nbytes})
+                          calls_per_sample=1 if cuda else None, max_time_s=10.0 if cuda else 0.2,
+                          params={"bytes": nbytes})
     flops = mm.rate(2.0 * n**3)
     bw = cp.rate(2.0 * nbytes)  # a copy reads N and writes N bytes
     notes: list[str] = []

@@ -225,8 +225,9 @@ def profile(gpu: str | specs.GPUSpec, name: str) -> Profile:
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     t = table(gpu)
-    if not isinstance(name, str):
-        raise TypeError(f"profile name must be a string, one of {', '.join(t.names)}; got {name!r}")
+    if not isinstance(name, str) or name not in t.names:
+        raise (ValueError if isinstance(name, str) else TypeError)(
+            f"profile name {name!r} is not a MIG profile of {t.key}; allowed: {', '.join(t.names)}")
     return t.profile(name)
 
 

@@ -14,14 +14,12 @@ from typing import Any, Callable, Sequence
 
 from .fields import argv_list, device_info
 from .backends import BackendCheck, probe_backend
-from .measure import QUICK_SHAPES, SWEEP_SHAPES, linear_sweep
+from .measure import CPU_SHAPES, QUICK_SHAPES, SWEEP_SHAPES, linear_sweep
 from .roofline import LinearShape
 from .sweep_results import _sweep_summary, verdict
 
 
 #: Tiny shapes of the CPU code path (``bench sparsity --device cpu``): the whole sweep, in well under a second.
-CPU_SHAPES: tuple[LinearShape, ...] = (LinearShape(64, 128, 128, "CPU code path"),
-                                       LinearShape(32, 256, 64, "CPU code path"))
 
 
 def _run(quick: bool, dtypes: Sequence[str] | None = None, info: Any = None,

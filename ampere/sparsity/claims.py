@@ -77,10 +77,14 @@ def published_speedups(gpu: str | None = None) -> list[Any]:
 
 def published_speedup(rec: Any) -> float:
     """Dense time over sparse time of a published record (either unit)."""
+    from ..results import Record
+
+    if not isinstance(rec, Record):
+        raise TypeError(f"rec must be a published record (ampere.results.Record), got {rec!r:.60}")
     for unit in ("ms", "us"):
         if f"dense_{unit}" in rec.figures and f"sparse_{unit}" in rec.figures:
             return float(rec.figures[f"dense_{unit}"]) / float(rec.figures[f"sparse_{unit}"])
-    raise ValueError(f"record {rec.id!r} has no dense/sparse time pair; it has {', '.join(rec.figures)}")
+    raise ValueError(f"rec {rec.id!r} has no dense/sparse time pair; it has {', '.join(rec.figures)}")
 
 
 def claims_rows(asp: dict[str, Any] | None = None) -> list[dict[str, str]]:

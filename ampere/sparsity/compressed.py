@@ -231,6 +231,11 @@ def storage_ratio(dense: Any, values: Any, metadata: Any) -> Fraction:
 
     Chapter: *2:4 structured sparsity*, "Exact round trips".
     """
+    for name, x in (("dense", dense), ("values", values), ("metadata", metadata)):
+        if not (_is_torch_tensor(x) or isinstance(x, np.ndarray)):
+            raise TypeError(f"{name} must be a numpy array or a torch tensor, got {type(x).__name__}")
+    if _nbytes(dense) == 0:
+        raise ValueError("dense must not be empty: a ratio to zero bytes has no meaning")
     return Fraction(_nbytes(values) + _nbytes(metadata), _nbytes(dense))
 
 

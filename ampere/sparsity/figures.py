@@ -11,12 +11,20 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+
 import numpy as np
 
+from .. import check
 from .compressed import metadata_nibbles
 from .llm import layer_speedup
 from .roofline import LinearShape, csr_precision, speedup_curves, speedup_model, unstructured_break_even
 from .sweep_results import sweep_table
+
+
+def _two_axes(axes: Any) -> list[Any]:
+    from .. import plots
+
+    return check.sequence("axes", axes, lambda n, a: plots.axes(n, a), min_len=2, max_len=2)
 
 
 def draw_block(axes: Sequence[Any], w: np.ndarray, values: np.ndarray, metadata: np.ndarray) -> None:
@@ -28,6 +36,10 @@ def draw_block(axes: Sequence[Any], w: np.ndarray, values: np.ndarray, metadata:
 
     from .. import plots
 
+    axes = check.sequence("axes", axes, lambda n, a: plots.axes(n, a), min_len=3, max_len=3)
+    for name, x in (("w", w), ("values", values)):
+        if not isinstance(x, np.ndarray) or x.ndim != 2:
+            raise TypeError(f"{name} must be a 2-D numpy array, got {type(x).__name__}")
     w = np.asarray(w, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     rows, cols = w.shape
@@ -76,7 +88,7 @@ def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precisi
     """
     from .. import plots
 
-    ax0, ax1 = axes
+    ax0, ax1 = _two_axes(axes)
     c = speedup_curves(gpu, in_features, out_features, precision)
     color = plots.gpu_color(gpu)
     ax0.plot(c["tokens"], c["2:4"], color=color, label="2:4 (sparse tensor cores)", **plots.PROVENANCE["model"])
@@ -128,7 +140,10 @@ def plot_llm_speedup(axes: Sequence[Any], model: str = "llama2-7b", gpu: str = "
     """
     from .. import plots
 
-    ax0, ax1 = axes
+    ax0, ax1 = _two_axes(axes)
+    gpu = check.gpu("gpu", gpu)
+    layer_speedup(model, gpu, "prefill", 1, 128)  # refuses an unknown model, naming it
+    kernel_speedup = check.bounded("kernel_speedup", kernel_speedup, 0.01, 100.0, why="a GEMM speedup")
     color = plots.gpu_color(gpu)
     batches = [2**i for i in range(0, 9)]
     for context, style in ((512, ":"), (2048, "--"), (8192, "-")):

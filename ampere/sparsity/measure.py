@@ -26,6 +26,11 @@ from .roofline import LinearShape
 
 #: the largest dense product (FLOP) a sweep times on a CPU: a few seconds of NumPy or torch
 CPU_MAX_FLOPS = 2e10
+#: the shapes of the CPU code path (``--device cpu``): tiny, they exercise the code, they measure nothing
+CPU_SHAPES: tuple[LinearShape, ...] = (LinearShape(64, 128, 128, "CPU code path"),
+                                       LinearShape(32, 256, 64, "CPU code path"))
+#: the default unstructured CSR comparison of a GPU sweep (a CPU sweep uses its first CPU shape)
+CSR_SHAPE = LinearShape(4096, 4096, 4096, "CSR comparison")
 
 
 def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float = 0.5, seed: int = 0,
@@ -60,7 +65,8 @@ def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float
     }
     out: dict[str, Any] = {"size": size, "tokens": tokens, "median_s": {}}
     for label, fn in runs.items():
-        out["median_s"][label] = timing.benchmark(fn, label=label, max_time_s=max_time_s, min_time_s=0.05).median_s
+        out["median_s"][label] = timing.benchmark(fn, label=label, max_time_s=max_time_s,
+                                                    min_time_s=min(0.05, max_time_s)).median_s
     dense = out["median_s"]["dense BLAS"]
     out["speedup_vs_dense"] = {k: dense / v for k, v in out["median_s"].items()}
     return out
@@ -98,10 +104,10 @@ def _compressed_torch(w: Any) -> tuple[Any, Any]:
     return values.to(w.device), torch.from_numpy(col_idx).to(w.device)
 
 
-def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[str] = ("float16", "bfloat16"),
+def linear_sweep(shapes: Sequence[LinearShape] | None = None, dtypes: Sequence[str] = ("float16", "bfloat16"),
                  backends: Sequence[str] | None = None, device: Any = None, warmup_s: float = 0.5,
                  min_time_s: float = 0.1, max_time_s: float = 3.0, alg_search: bool = True,
-                 unstructured_shape: LinearShape | None = LinearShape(4096, 4096, 4096, "CSR comparison"),
+                 unstructured_shape: LinearShape | None = CSR_SHAPE,
                  progress: Callable[[dict[str, Any]], None] | None = None,
                  info: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
     """Measure ``F.linear(x, W)`` dense against 2:4 sparse for each shape, dtype and backend.
@@ -114,7 +120,9 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
     CPU so the unit tests exercise the code path. Out of memory: frees, retries with half the tokens, says
     so. A backend that fails on one shape (an unsupported size, a kernel missing for this GPU) is skipped
     for that shape and the error kept in the notes. With ``alg_search`` the cuSPARSELt algorithm found by
-    ``torch._cslt_sparse_mm_search`` is used only if it converts and runs. Returns (records, notes).
+    ``torch._cslt_sparse_mm_search`` is used only if it converts and runs. ``shapes=None`` sweeps
+    :data:`SWEEP_SHAPES` on a GPU and :data:`CPU_SHAPES` on a CPU; a CPU refuses shapes above
+    :data:`CPU_MAX_FLOPS` (and times the default CSR comparison on its first CPU shape). Returns (records, notes).
     Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     import torch
@@ -127,7 +135,7 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
             raise TypeError(f"{name} must be a LinearShape, got {v!r:.60} ({type(v).__name__})")
         return v
 
-    shapes = check.sequence("shapes", shapes, shape_item, max_len=64)
+    shapes = None if shapes is None else check.sequence("shapes", shapes, shape_item, max_len=64)
     dtypes = check.names("dtypes", dtypes, tuple(_TOLERANCE))
     backends = check.optional(check.names, "backends", backends, ("cusparselt", "cutlass", "reference"))
     for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
@@ -138,6 +146,10 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
     info = device_info("info", info)
     dev = check.device("device", device) if device is not None else _device.torch_device(info)
     dev = torch.device(dev)
+    if shapes is None:
+        shapes = list(SWEEP_SHAPES if dev.type == "cuda" else CPU_SHAPES)
+    if dev.type != "cuda" and unstructured_shape is CSR_SHAPE:
+        unstructured_shape = CPU_SHAPES[0]
     if dev.type != "cuda":  # a CPU runs the same path, on shapes small enough to finish
         for name, group in (("shapes", shapes), ("unstructured_shape", [unstructured_shape] if unstructured_shape
                                                  else [])):
@@ -186,7 +198,8 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
                 else:
                     with _semi_structured_backend(b) as to_sparse:
                         m_c = timing.benchmark(lambda: to_sparse(w), label=f"compress {b} {dt}", device=dev,
-                                               warmup_s=0.05, min_samples=5, min_time_s=0.02, max_time_s=max_time_s)
+                                               warmup_s=0.05, min_samples=5, min_time_s=min(0.02, max_time_s),
+                                               max_time_s=max_time_s)
                         ws = to_sparse(w)
                         alg = None
                         if b == "cusparselt" and alg_search and hasattr(torch, "_cslt_sparse_mm_search"):
