@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from .. import specs
-from .geometry import (COMPUTE_SLICES, MEMORY_SLICES, format_layout, layout_rows, layouts_arg, placement, table,
-                       usage)
+from .. import check, specs
+from .geometry import (COMPUTE_SLICES, MEMORY_SLICES, _usages, format_layout, layout_rows, layouts_arg, placement,
+                       table, usage)
 from .sim import IsolationRow
 
 __all__ = ["plot_layout", "plot_layouts", "plot_layout_census", "plot_isolation"]
@@ -34,6 +34,7 @@ def plot_layout(gpu: str | specs.GPUSpec, layout: Iterable[Any], ax: Any = None,
     from .. import plots
 
     spec = specs.get(gpu)
+    title = check.optional(check.string, "title", title, max_len=200)
     t = table(spec)
     u = usage(spec, layout)
     placed = [placement(spec, n, s) for n, s in u.layout]
@@ -95,9 +96,8 @@ def plot_layouts(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]], ax:
     if not layouts:
         raise ValueError("layouts is empty: nothing to draw")
     n = len(layouts)
-    for row, lay in enumerate(layouts):
+    for row, u in enumerate(_usages(spec, layouts, profiles)):
         y = n - 1 - row
-        u = usage(spec, lay, profiles)
         for name, s in u.layout:
             p = placement(spec, name, s)
             ax.add_patch(Rectangle((s + 0.04, y + 0.1), p.profile.memory_slices - 0.08, 0.8,
@@ -158,11 +158,14 @@ def plot_isolation(rows: Sequence[IsolationRow], ax: Any = None) -> Any:
     """
     from .. import plots
 
+    def row(name: str, r: Any) -> IsolationRow:
+        if not isinstance(r, IsolationRow):
+            raise TypeError(f"{name} must be an IsolationRow (from isolation_study), got {r!r:.60} ({type(r).__name__})")
+        return r
+
+    rows = check.sequence("rows", rows, row, max_len=10**4)
     if ax is None:
         _, ax = plots.figure("wide")
-    rows = list(rows)
-    if not rows or not all(isinstance(r, IsolationRow) for r in rows):
-        raise ValueError("rows must be a non-empty list of IsolationRow (from isolation_study)")
     modes = list(dict.fromkeys(r.mode for r in rows))
     scen = list(dict.fromkeys(r.scenario for r in rows))
     colours = {"quiet": "#76b900", "hbm-bully": "#d62728", "pcie-bully": "#1f77b4"}

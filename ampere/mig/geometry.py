@@ -149,8 +149,11 @@ def _candidates(gpu: str | specs.GPUSpec, names: Sequence[str] | None) -> list[P
         names = list(dict.fromkeys(names))
         if not names:
             raise ValueError(f"profiles=[] is empty; give at least one of: {', '.join(t.names)}")
-        for n in names:
-            profile(gpu, n)  # raises for unknown names
+        for i, n in enumerate(names):
+            try:
+                profile(gpu, n)  # raises for unknown names
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"profiles[{i}]: {exc}") from None
     return [placement(gpu, n, s) for n in names for s in t.profile(n).starts]
 
 
@@ -218,11 +221,16 @@ def place(gpu: str | specs.GPUSpec, names: Sequence[str]) -> tuple[tuple[str, in
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     t = table(gpu)
-    if isinstance(names, str) or not isinstance(names, Iterable):
-        raise ValueError(f"names={names!r} must be a list of profile names of {t.key}")
-    names = list(names)
+
+    def name_item(field: str, value: Any) -> str:
+        try:
+            return profile(gpu, value).name
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"{field}: {exc}") from None
+
+    names = check.sequence("names", names, name_item, max_len=64)
     items = sorted((profile(gpu, n) for n in names), key=lambda p: (-p.memory_slices, -p.compute_slices, p.name))
-    fail = ValueError(f"profiles {names} cannot coexist on {t.key}: no placement of them is valid")
+    fail = ValueError(f"names: profiles {names} cannot coexist on {t.key}: no placement of them is valid")
     if (sum(p.memory_slices for p in items) > MEMORY_SLICES or sum(p.compute_slices for p in items) > COMPUTE_SLICES
             or any(sum(q.name == p.name for q in items) > p.max_count for p in items)):
         raise fail
@@ -324,6 +332,8 @@ def format_layout(layout: Iterable[Any]) -> str:
             entry = entry.key
         if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
             raise ValueError(f"layout[{i}]={entry!r} must be a (profile_name, start_slot) pair")
+        check.string(f"layout[{i}] profile name", entry[0])
+        check.integer(f"layout[{i}] start slot", entry[1], minimum=0, maximum=7)
         parts.append(f"{entry[0]}@{entry[1]}")
     return " + ".join(parts) or "(empty)"
 
@@ -336,6 +346,19 @@ def layouts_arg(layouts: Any) -> list[Any]:
     if isinstance(layouts, (str, bytes)) or not isinstance(layouts, Iterable):
         raise TypeError(f"layouts must be a list of layouts (each a list of (profile, start) pairs); got {layouts!r}")
     return list(layouts)
+
+
+def _usages(gpu: str | specs.GPUSpec, layouts: Any, profiles: Sequence[str] | None) -> list[LayoutUsage]:
+    """:func:`usage` of every layout of ``layouts``; an invalid one is refused naming ``layouts[k]``."""
+    out = []
+    for k, lay in enumerate(layouts_arg(layouts)):
+        try:
+            out.append(usage(gpu, lay, profiles))
+        except (ValueError, TypeError) as exc:
+            if str(exc).startswith(("gpu", "profiles")):
+                raise
+            raise type(exc)(f"layouts[{k}]: {exc}") from None
+    return out
 
 
 _LETTERS = "ABCDEFGH"
@@ -387,8 +410,7 @@ def layout_rows(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]],
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     rows = []
-    for i, lay in enumerate(layouts_arg(layouts), 1):
-        u = usage(gpu, lay, profiles)
+    for i, u in enumerate(_usages(gpu, layouts, profiles), 1):
         mem, comp = _maps(u)
         rows.append(LayoutRow(n=i, layout=format_layout(u.layout), instances=u.instances, memory=mem,
                               compute=comp, sms=u.sms_used, stranded_memory=len(u.stranded_memory),

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from .. import check, results
-from .fields import argv_list, device_info
+from .fields import argv_list, check_fields, device_info
 from .geometry import InstancePeaks, instance_peaks
 from .nvml import compare_with_driver, nvml_mig_report
 
@@ -27,6 +27,7 @@ __all__ = ["InstanceMeasurement", "measure_instance", "bench_main"]
 @dataclass(frozen=True)
 class InstanceMeasurement:
     """A matmul and a copy on the device this process runs on, beside the model of its MIG profile."""
+    FIELD_RULES = {"positive": ("n", "copy_bytes")}  # the checks of fields.check_fields
 
     device: str  # what ran: "NVIDIA A100-SXM4-40GB MIG 1g.5gb (sm80)" or "cpu (...)"
     backend: str  # "cuda" or "cpu"
@@ -41,6 +42,9 @@ class InstanceMeasurement:
     copy_bytes_per_s: float
     model: InstancePeaks | None  # None on the CPU, or without a catalogued GPU
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def flops_ratio(self) -> float | None:

@@ -150,11 +150,12 @@ def simulate(tenants: Sequence[Workload], mode: str, config: SimConfig | None = 
     cfg = _config(config)
     check.one_of("mode", mode, MODES)
     seed = check.nonneg_int("seed", seed)
-    if isinstance(tenants, (str, bytes)):
-        raise TypeError(f"tenants must be a sequence of Workload; got {tenants!r}")
-    tenants = tuple(tenants)
-    if not tenants or not all(isinstance(w, Workload) for w in tenants):
-        raise ValueError("tenants must be a non-empty sequence of Workload")
+    def workload(name: str, w: Any) -> Workload:
+        if not isinstance(w, Workload):
+            raise TypeError(f"{name} must be a Workload, got {w!r:.60} ({type(w).__name__})")
+        return w
+
+    tenants = tuple(check.sequence("tenants", tenants, workload, max_len=64))
     n = len(tenants)
     spec = cfg.spec
     N = spec.sm_count

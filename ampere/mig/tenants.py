@@ -75,7 +75,7 @@ class SimConfig:
     warmup_s: float = 0.3  # requests arriving before this are not counted
 
     def __post_init__(self) -> None:
-        specs.get(self.gpu)  # raises for unknown GPUs
+        object.__setattr__(self, "gpu", check.gpu("SimConfig.gpu", self.gpu))
         check.one_of("SimConfig.precision", self.precision, specs.get(self.gpu).precisions())
         for name in ("compute_efficiency", "hbm_efficiency", "pcie_efficiency", "mps_sm_fraction", "clock_scale"):
             object.__setattr__(self, name, check.fraction(f"SimConfig.{name}", getattr(self, name), allow_zero=False))
@@ -159,7 +159,7 @@ def service_time(w: Workload, sms: float, hbm_bytes_per_s: float, pcie_bytes_per
     cfg = _config(config)
     if not isinstance(w, Workload):
         raise TypeError(f"w must be a Workload; got {w!r}")
-    sms = check.positive("sms", sms)
+    sms = check.at_most("sms", check.positive("sms", sms), 1e4, "SMs of one GPU")
     hbm_bytes_per_s = check.positive("hbm_bytes_per_s", hbm_bytes_per_s)
     pcie_bytes_per_s = check.positive("pcie_bytes_per_s", pcie_bytes_per_s)
     r = cfg.flops_per_sm if flops_per_sm is None else check.positive("flops_per_sm", flops_per_sm)

@@ -184,9 +184,12 @@ def show_isolation(rows: Sequence[IsolationRow]) -> None:
     """The isolation study as a Markdown table. Chapter: *Multi-Instance GPU*, "Isolation, in a model"."""
     from ..tables import markdown_table
 
-    rows = list(rows)
-    if not rows or not all(isinstance(r, IsolationRow) for r in rows):
-        raise ValueError("rows must be a non-empty list of IsolationRow (from isolation_study)")
+    def row(name: str, r: Any) -> IsolationRow:
+        if not isinstance(r, IsolationRow):
+            raise TypeError(f"{name} must be an IsolationRow (from isolation_study), got {r!r:.60} ({type(r).__name__})")
+        return r
+
+    rows = check.sequence("rows", rows, row, max_len=10**4)
     table_rows = [{"sharing": r.mode, "7th tenant": r.scenario, "p50 ms": r.victim_p50_ms, "p99 ms": r.victim_p99_ms,
                    "p99 / quiet": r.p99_vs_quiet, "served/s": r.victim_throughput_per_s,
                    "bully/s": r.noisy_throughput_per_s} for r in rows]
@@ -373,9 +376,12 @@ def show_serving(options: Sequence[ServingOption]) -> None:
     Chapter: *Multi-Instance GPU*, "What it costs"."""
     from ..tables import markdown_table
 
-    options = list(options)
-    if not options or not all(isinstance(o, ServingOption) for o in options):
-        raise ValueError("options must be a non-empty list of ServingOption (from serving_costs)")
+    def option(name: str, o: Any) -> ServingOption:
+        if not isinstance(o, ServingOption):
+            raise TypeError(f"{name} must be a ServingOption (from serving_costs), got {o!r:.60} ({type(o).__name__})")
+        return o
+
+    options = check.sequence("options", options, option, max_len=1000)
     # short headers (the chapter's text spells them out): each table must fit the page
     gets = [{"option": o.label, "SMs/model": o.per_model_sms, "GB/s/model": o.per_model_hbm_bytes_per_s / 1e9,
              "ms/request": o.service_ms, "req/s/model": o.capacity_per_s, "enough": o.feasible}

@@ -29,9 +29,6 @@ PENDING: dict[str, str] = {
     "numerics": "chapter package (ch-arch)",
     "hbm": "chapter package (ch-hbmk)",
     "kernels": "chapter package (ch-hbmk)",
-    "mig": "chapter package (ch-spmig)",
-    "mig_geometry": "alias of mig.geometry (ch-spmig)",
-    "mig_sim": "alias of mig.sim (ch-spmig)",
     "interconnect": "chapter package (ch-nvlink)",
     "collectives": "shared model owned by the NVLink chapter (ch-nvlink)",
     "fabrics": "shared model owned by the NVLink chapter (ch-nvlink)",
@@ -51,7 +48,7 @@ PENDING: dict[str, str] = {
 #: the core: covered now, never pending
 CORE = ("check", "launch", "cli", "benchcli", "timing", "results", "book", "plots", "views", "tables", "glue",
         "device")
-CORE += ("sparsity",)  # ch-spmig: covered by tests/properties/test_sparsity.py
+CORE += ("sparsity", "mig", "mig_geometry", "mig_sim")  # ch-spmig: tests/properties/test_sparsity.py, test_mig.py
 
 
 def _load_property_tests() -> None:
