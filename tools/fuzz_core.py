@@ -136,6 +136,10 @@ ACCEPT.update({
     ("ampere.mig.costs.serving_costs", "demand_per_s", "huge"): "a demand no option meets: every row says so",
     **{(f"ampere.{p}.bench_main", "argv", "empty"): "no options: the benchmark with its defaults"
        for p in ("sparsity.bench", "mig.measure")},
+    ("ampere.sparsity.measure.linear_sweep", "unstructured_shape", "none"):
+        "documented: None skips the unstructured CSR comparison",
+    **{("ampere.sparsity.measure.linear_sweep", f, "zero"): "no warm-up, or no minimum timing window: valid (the "
+       "harness still takes its minimum number of samples)" for f in ("warmup_s", "min_time_s")},
 })
 # ---- end of ch-spmig -------------------------------------------------------------------------------------
 

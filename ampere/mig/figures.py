@@ -224,3 +224,18 @@ def _plot_instance_ratios(ax: Any, points: Sequence[Any], labels: Sequence[str])
     ax.set_xlim(max(0.0, lo - 0.1), hi + 0.1)
     ax.set_xlabel("real / model")
     ax.legend(loc="lower right", fontsize=8)
+
+
+def _show_instance_figure(shown: Sequence[Any], labels: Sequence[str]) -> None:
+    """The figure of :func:`ampere.mig.views.show_instance`: real over model, one row per instance."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    fig, ax = plots.figure("full")
+    fig.set_size_inches(fig.get_size_inches()[0], min(max(2.6, 0.36 * len(shown) + 1.4), 7.0))
+    _plot_instance_ratios(ax, shown, labels)
+    ax.set_title(f"Matmul in MIG instances of the {', '.join(dict.fromkeys(p.gpu for p in shown))}: "
+                 "real over model", fontsize=10)
+    fig.tight_layout()
+    plt.show()

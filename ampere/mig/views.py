@@ -149,7 +149,9 @@ def show_layouts(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]], pro
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a string or None; got {title!r}")
     rows = _layout_table_rows(gpu, layouts, profiles)
-    title = title or f"The {len(rows)} maximal layouts of the {specs.get(gpu).name}"
+    left_out = [n for n in table(gpu).names if profiles is not None and n not in profiles]
+    title = title or (f"The {len(rows)} maximal layouts of the {specs.get(gpu).name}"
+                      + (f" without {', '.join(left_out)}" if left_out else ""))
     _show_md(f"````{{dropdown}} {title}\n{markdown_table(rows)}\n````")
 
 
@@ -278,23 +280,14 @@ def show_instance(info: Any = None, quick: bool = True) -> None:
     of the numbers with their provenance and the sources under it (and the copy bandwidth when one was
     measured or recorded). Measures when ``info`` is a CUDA GPU. Chapter: *Multi-Instance GPU*, "On a real
     GPU"."""
-    import matplotlib.pyplot as plt
-
-    from .. import plots
     from ..tables import markdown_table
-    from .figures import _plot_instance_ratios
+    from .figures import _show_instance_figure
 
     matmul, copy = instance_points(info, quick=quick)
     shown = [p for p in matmul if p.model and p.real]
     if shown:
         labels = [_instance_label(p) for p in shown]
-        fig, ax = plots.figure("full")
-        fig.set_size_inches(fig.get_size_inches()[0], min(max(2.6, 0.36 * len(shown) + 1.4), 7.0))
-        _plot_instance_ratios(ax, shown, labels)
-        ax.set_title(f"Matmul in MIG instances of the {', '.join(dict.fromkeys(p.gpu for p in shown))}: "
-                     "real over model", fontsize=10)
-        fig.tight_layout()
-        plt.show()
+        _show_instance_figure(shown, labels)
         rows = [{"instance, precision": lab, "model (TFLOP/s)": f"{p.model:.1f}", "real (TFLOP/s)": f"{p.real:.1f}",
                  "real / model": f"{p.real / p.model:.2f}", "provenance": p.kind} for p, lab in zip(shown, labels)]
         sources = ", ".join(dict.fromkeys(p.source.split(",")[0] for p in shown if p.source))

@@ -258,3 +258,17 @@ def _plot_speedup_points(ax: Any, points: Sequence[Any], labels: Sequence[str]) 
     ax.set_xlim(0.5, 2.15)
     ax.set_xlabel("2:4 sparse over dense (x)")
     ax.legend(loc="upper left", fontsize=8)
+
+
+def _show_speedup_figure(pts: Sequence[Any], labels: Sequence[str]) -> None:
+    """The figure of :func:`ampere.sparsity.views.show_sparsity`: one row per speedup, the GPUs in the title."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    fig, ax = plots.figure("full")
+    fig.set_size_inches(fig.get_size_inches()[0], min(max(2.8, 0.36 * len(pts) + 1.4), 7.5))
+    _plot_speedup_points(ax, pts, labels)
+    ax.set_title(f"2:4 sparse over dense on the {', '.join(dict.fromkeys(p.gpu for p in pts))}", fontsize=10)
+    fig.tight_layout()
+    plt.show()

@@ -173,23 +173,16 @@ def show_sparsity(info: Any, *, measure: bool | None = None) -> list[Any]:
 
     Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
-    import matplotlib.pyplot as plt
-
-    from .. import plots, tables
+    from .. import tables
     from ..tables import markdown_table
-    from .figures import _plot_speedup_points
+    from .figures import _show_speedup_figure
 
     found = probe_backend(info)
     run = found.works if measure is None else check.boolean("measure", measure)
     live = short_run(info) if run else None
     pts = speedup_points(live)
     labels = [_short_label(p) for p in pts]
-    fig, ax = plots.figure("full")
-    fig.set_size_inches(fig.get_size_inches()[0], min(max(2.8, 0.36 * len(pts) + 1.4), 7.5))
-    _plot_speedup_points(ax, pts, labels)
-    ax.set_title(f"2:4 sparse over dense on the {', '.join(dict.fromkeys(p.gpu for p in pts))}", fontsize=10)
-    fig.tight_layout()
-    plt.show()
+    _show_speedup_figure(pts, labels)
     sources = "; ".join(dict.fromkeys(p.source for p in pts if p.source))
     tables.show_md(markdown_table(speedup_table_rows(pts)) + f"\n\n*Sources: {sources}.*")
     if live is not None:

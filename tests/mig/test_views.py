@@ -69,7 +69,7 @@ def test_markdown_views(monkeypatch):
     rows = mig.isolation_study(mig.SimConfig(duration_s=0.6, warmup_s=0.1), modes=("mig",))
     mig.show_isolation(rows)
     assert shown[-1].count("| mig |") == 3
-    with pytest.raises(ValueError, match="IsolationRow"):
+    with pytest.raises(TypeError, match=r"rows\[0\] must be an IsolationRow"):
         mig.show_isolation([{"mode": "mig"}])
     assert mig.media_owners(A40) == {"jpeg": ("1g.5gb+me", "7g.40gb"), "ofa": ("1g.5gb+me", "7g.40gb")}
 
@@ -101,8 +101,10 @@ def test_price_and_serving_tables(monkeypatch):
     assert "| 1 x A100 80GB, 7 x 1g.10gb (MIG) | 0.96–2.29 | 0.14–0.33 |" in shown[-1]  # what it costs
     mig.show_serving(mig.serving_costs(demand_per_s=300.0))
     assert "n/a (too slow)" in shown[-1]  # no cost per request for an option that cannot serve the demand
-    with pytest.raises(ValueError, match="ServingOption"):
+    with pytest.raises(ValueError, match="options must have at least 1 element"):
         mig.show_serving([])
+    with pytest.raises(TypeError, match=r"options\[0\] must be a ServingOption"):
+        mig.show_serving([1])
 
 
 def test_views_and_figures_refuse_bad_input():
