@@ -22,6 +22,7 @@ matmuls miss the roof"); *TF32 and the precision formats*, *2:4 structured spars
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
@@ -36,6 +37,18 @@ __all__ = ["matmul_flops", "peak_precision_for", "wave_efficiency", "PeakRow", "
 #: achievable matmul FLOPS), "fixed" = one stated shape, "sweep" = a source's summary of a sweep of square
 #: sizes (shape not stated).
 MATMUL_METHODS = ("mamf", "fixed", "sweep")
+#: Largest GEMM dimension (and batch count) the functions accept: cuBLAS takes its dimensions as 32-bit ``int``.
+MAX_DIM = 2**31 - 1
+#: Largest tile side, SM count and tiles per SM of the wave model (far above any GPU's: the A100 has 108 SMs).
+MAX_TILE, MAX_SMS, MAX_TILES_PER_SM = 4096, 4096, 64
+
+
+def _spec(name: str, gpu: Any) -> specs.GPUSpec:
+    """``specs.get(gpu)``, the error naming the argument ``name``."""
+    try:
+        return specs.get(gpu)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
 
 
 def matmul_flops(m: int, n: int, k: int, batch: int = 1) -> float:
@@ -43,8 +56,8 @@ def matmul_flops(m: int, n: int, k: int, batch: int = 1) -> float:
 
     Chapter: *Architecture of the GA100*, "How we measure".
     """
-    m, n, k = (check.positive_int(name, v) for name, v in (("m", m), ("n", n), ("k", k)))
-    return 2.0 * m * n * k * check.positive_int("batch", batch)
+    m, n, k = (check.positive_int(name, v, maximum=MAX_DIM) for name, v in (("m", m), ("n", n), ("k", k)))
+    return 2.0 * m * n * k * check.positive_int("batch", batch, maximum=MAX_DIM)
 
 
 def peak_precision_for(spec: str | specs.GPUSpec, precision: str) -> str | None:
@@ -54,7 +67,7 @@ def peak_precision_for(spec: str | specs.GPUSpec, precision: str) -> str | None:
     ``fp64_tc``, not the CUDA-core ``fp64``. Chapter: *Architecture of the GA100*, "How close real
     matmuls come to the peak".
     """
-    spec = specs.get(spec)
+    spec = _spec("spec", spec)
     check.one_of("precision", precision, specs.PRECISIONS)
     if precision == "fp64" and spec.supports("fp64_tc"):
         return "fp64_tc"
@@ -74,9 +87,16 @@ def wave_efficiency(m: int, n: int, tile_m: int = 128, tile_n: int = 128, sms: i
     model uses the same function.
     """
     m, n, tile_m, tile_n, sms, tiles_per_sm, batch = (
-        check.positive_int(label, v) for label, v in (
-            ("m", m), ("n", n), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
-            ("tiles_per_sm", tiles_per_sm), ("batch", batch)))
+        check.positive_int(label, v, maximum=top) for label, v, top in (
+            ("m", m, MAX_DIM), ("n", n, MAX_DIM), ("tile_m", tile_m, MAX_TILE), ("tile_n", tile_n, MAX_TILE),
+            ("sms", sms, MAX_SMS), ("tiles_per_sm", tiles_per_sm, MAX_TILES_PER_SM), ("batch", batch, MAX_DIM)))
+    return _wave_efficiency(m, n, tile_m, tile_n, sms, tiles_per_sm, batch)
+
+
+@functools.lru_cache(maxsize=65536)
+def _wave_efficiency(m: int, n: int, tile_m: int, tile_n: int, sms: int, tiles_per_sm: int, batch: int) -> float:
+    """:func:`wave_efficiency` on arguments already checked (positive Python integers), cached: the Megatron
+    chapter's layout search asks for the same few shapes tens of thousands of times."""
     tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n) * batch
     slots = sms * tiles_per_sm
     waves = math.ceil(tiles / slots)
@@ -99,11 +119,11 @@ def quantized_matmul_time(m: int, n: int, k: int, peak_flop_per_s: float, tile_m
     Chapter: *Architecture of the GA100*, "Tiles, waves and alignment".
     """
     m, n, k, tile_m, tile_n, sms, tiles_per_sm = (
-        check.positive_int(label, v) for label, v in (
-            ("m", m), ("n", n), ("k", k), ("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms),
-            ("tiles_per_sm", tiles_per_sm)))
+        check.positive_int(label, v, maximum=top) for label, v, top in (
+            ("m", m, MAX_DIM), ("n", n, MAX_DIM), ("k", k, MAX_DIM), ("tile_m", tile_m, MAX_TILE),
+            ("tile_n", tile_n, MAX_TILE), ("sms", sms, MAX_SMS), ("tiles_per_sm", tiles_per_sm, MAX_TILES_PER_SM)))
     peak = check.positive("peak_flop_per_s", peak_flop_per_s)
-    overhead_s = check.nonneg("overhead_s", overhead_s)
+    overhead_s = check.nonneg("overhead_s", overhead_s, maximum=1.0)  # a launch costs microseconds
     slots = sms * tiles_per_sm
     tiles = math.ceil(m / tile_m) * math.ceil(n / tile_n)
     waves = math.ceil(tiles / slots)
@@ -157,6 +177,20 @@ class PeakRow:
     agrees: bool | None = None
     note: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gpu", _spec("gpu", self.gpu).name)
+        check.one_of("precision", self.precision, specs.ALL_PRECISIONS)
+        check.boolean("sparse", self.sparse)
+        object.__setattr__(self, "sms", check.positive_int("sms", self.sms, maximum=MAX_SMS))
+        object.__setattr__(self, "fma_per_clk_per_sm", check.positive_int("fma_per_clk_per_sm",
+                                                                          self.fma_per_clk_per_sm, maximum=1 << 20))
+        object.__setattr__(self, "clock_hz", check.positive("clock_hz", self.clock_hz, maximum=1e11))
+        object.__setattr__(self, "derived_flop_per_s", check.positive("derived_flop_per_s", self.derived_flop_per_s,
+                                                                      maximum=1e20))
+        check.optional(check.string, "datasheet", self.datasheet, max_len=200)
+        check.optional(check.boolean, "agrees", self.agrees)
+        check.optional(check.string, "note", self.note, max_len=2000)
+
     @property
     def derived_tflops(self) -> float:
         """The derived peak in TFLOP/s (TOP/s for int8/int4)."""
@@ -182,11 +216,9 @@ def peak_rows(gpus: Iterable[str | specs.GPUSpec], precisions: Sequence[str] = s
     """
     if isinstance(gpus, (str, specs.GPUSpec)):
         gpus = [gpus]
-    chosen = [specs.get(g) for g in gpus]
-    for p in precisions:
-        check.one_of("precisions", p, specs.PRECISIONS)
-    for mode in modes:
-        check.boolean("modes", mode)
+    chosen = check.sequence("gpus", gpus, _spec, max_len=64)
+    precisions = check.names("precisions", precisions, specs.ALL_PRECISIONS)
+    modes = check.sequence("modes", modes, check.boolean, max_len=2)
     rows = []
     for spec in chosen:
         for p in precisions:
@@ -218,7 +250,7 @@ def published_matmul(gpu: str | None = None, precision: str | None = None,
     :func:`matmul_shape`. Chapter: *Architecture of the GA100*, "The roofline".
     """
     if gpu is not None:
-        gpu = specs.get(gpu).name
+        gpu = _spec("gpu", gpu).name
     if precision is not None:
         check.one_of("precision", precision, specs.PRECISIONS)
     if method is not None:
@@ -233,19 +265,24 @@ def published_matmul(gpu: str | None = None, precision: str | None = None,
     return out
 
 
+def _matmul_record(rec: Any) -> results.Record:
+    if not isinstance(rec, results.Record):
+        raise TypeError(f"rec must be a results.Record of benchmark 'matmul', got {rec!r:.60} ({type(rec).__name__})")
+    if rec.benchmark != "matmul":
+        raise ValueError(f"rec={rec.id!r} is a {rec.benchmark!r} record; allowed: a 'matmul' record "
+                         "(published_matmul)")
+    return rec
+
+
 def matmul_tflops(rec: results.Record) -> float:
     """The TFLOP/s figure of a published matmul record (the ``<precision>_tflop_per_s`` figure)."""
-    if not isinstance(rec, results.Record):
-        raise TypeError(f"rec must be a results.Record, got {type(rec).__name__}")
-    precision = rec.params.get("precision")
+    precision = _matmul_record(rec).params.get("precision")
     return float(rec.figure(f"{precision}_tflop_per_s"))
 
 
 def matmul_shape(rec: results.Record) -> tuple[int, int, int] | None:
     """(m, n, k) of a published matmul record, or None when the source does not give the shape."""
-    if not isinstance(rec, results.Record):
-        raise TypeError(f"rec must be a results.Record, got {type(rec).__name__}")
-    dims = tuple(rec.params.get(d) for d in ("m", "n", "k"))
+    dims = tuple(_matmul_record(rec).params.get(d) for d in ("m", "n", "k"))
     return None if any(d is None for d in dims) else tuple(int(d) for d in dims)  # type: ignore[return-value]
 
 
@@ -272,7 +309,7 @@ def mamf_flops(gpu: str | specs.GPUSpec,
     Chapter: *Megatron-LM*, "A hardware-built throughput model" (the GEMM ceiling); *Architecture of the
     GA100*, "The roofline".
     """
-    spec = specs.get(gpu)
+    spec = _spec("gpu", gpu)
     check.one_of("precision", precision, specs.PRECISIONS)
     for name in (spec.name, MAMF_SIBLINGS.get(spec.name)):
         if name is None:
@@ -296,7 +333,7 @@ def sustained_matmul_flops(gpu: str | specs.GPUSpec) -> tuple[float, tuple[int, 
     chapter's time model takes this as its GEMM ceiling where one is published. Chapter: *Megatron-LM*,
     "A throughput model built from hardware".
     """
-    spec = specs.get(gpu)
+    spec = _spec("gpu", gpu)
     names = {spec.name, MAMF_SIBLINGS.get(spec.name)} | {k for k, v in MAMF_SIBLINGS.items() if v == spec.name}
     found = [r for name in sorted(n for n in names if n) for r in published_matmul(name, method="fixed")
              if r.params.get("data") == "randn" and r.params.get("precision") in ("fp16", "bf16")

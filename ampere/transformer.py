@@ -31,12 +31,18 @@ from typing import Mapping, Sequence
 
 from . import check
 
-__all__ = ["NORMS", "POSITIONS", "TransformerShape", "gpt", "llama", "PRESETS", "SIZE_CLASSES", "preset"]
+__all__ = ["NORMS", "POSITIONS", "LIMITS", "TransformerShape", "gpt", "llama", "PRESETS", "SIZE_CLASSES", "preset"]
 
 #: Normalisation layers: LayerNorm has a weight and a bias per channel, RMSNorm only a weight.
 NORMS: tuple[str, ...] = ("layernorm", "rmsnorm")
 #: Position encodings: a learned table of ``seq x hidden`` (GPT) or rotary embeddings without parameters.
 POSITIONS: tuple[str, ...] = ("learned", "rope")
+#: Largest value of each dimension of a :class:`TransformerShape`: far above any model built (GPT-3 has 96
+#: layers of width 12,288; Llama 3.2 a 131,072-token context and a 128,256-token vocabulary), low enough that
+#: the arithmetic built on a shape (FLOPs, bytes, loops over layers) stays finite and fast.
+LIMITS: Mapping[str, int] = MappingProxyType({"layers": 10_000, "hidden": 1 << 20, "heads": 1 << 16,
+                                              "vocab": 100_000_000, "seq": 100_000_000, "kv_heads": 1 << 16,
+                                              "ffn_hidden": 1 << 24, "lora_rank": 1 << 16})
 
 
 @dataclass(frozen=True)
@@ -67,17 +73,16 @@ class TransformerShape:
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "vocab", "seq"):
-            object.__setattr__(self, f, check.positive_int(f, getattr(self, f)))
+            object.__setattr__(self, f, check.positive_int(f, getattr(self, f), maximum=LIMITS[f]))
         for f in ("kv_heads", "ffn_hidden"):
             if getattr(self, f) is not None:
-                object.__setattr__(self, f, check.positive_int(f, getattr(self, f)))
+                object.__setattr__(self, f, check.positive_int(f, getattr(self, f), maximum=LIMITS[f]))
         for f in ("glu", "tied_embeddings", "biases"):
             object.__setattr__(self, f, check.boolean(f, getattr(self, f)))
         check.one_of("norm", self.norm, NORMS)
         check.one_of("positions", self.positions, POSITIONS)
-        for f in ("name", "source"):
-            if not isinstance(getattr(self, f), str):
-                raise TypeError(f"{f} must be a string, got {getattr(self, f)!r} ({type(getattr(self, f)).__name__})")
+        for f in ("name", "source"):  # free text: any string, empty allowed
+            check.string(f, getattr(self, f), allow_empty=True, max_len=200)
         if self.hidden % self.heads:
             raise ValueError(f"hidden={self.hidden} must be a multiple of heads={self.heads}")
         if self.heads % self.n_kv_heads:
@@ -145,18 +150,9 @@ class TransformerShape:
         ``targets`` names linear layers of :meth:`linear_shapes` and defaults to all of them (QLoRA's
         choice, dettmers2023qlora). Chapter: *HBM and the memory hierarchy*, "Fine-tuning".
         """
-        r = check.positive_int("lora_rank", rank)
+        r = check.positive_int("rank", rank, maximum=LIMITS["lora_rank"])
         names = [n for n, _, _ in self.linear_shapes()]
-        if targets is None:
-            chosen = names
-        else:
-            if isinstance(targets, str):
-                raise TypeError(f"targets must be a sequence of layer names, got the string {targets!r}")
-            chosen = list(targets)
-            unknown = sorted(set(chosen) - set(names))
-            if unknown or not chosen:
-                raise ValueError(f"targets={chosen!r}: {unknown or 'empty'} are not linear layers of "
-                                 f"{self.label}; allowed: {', '.join(names)}")
+        chosen = names if targets is None else check.names("targets", targets, names)
         return self.layers * sum(r * (i + o) for n, i, o in self.linear_shapes() if n in chosen)
 
 
@@ -173,6 +169,7 @@ def llama(layers: int, hidden: int, heads: int, ffn_hidden: int, vocab: int, seq
 
     Chapter: *HBM and the memory hierarchy*, "Serving a model".
     """
+    check.positive_int("ffn_hidden", ffn_hidden, maximum=LIMITS["ffn_hidden"])  # required: no 4h default here
     return TransformerShape(layers, hidden, heads, vocab, seq, kv_heads=kv_heads, ffn_hidden=ffn_hidden, glu=True,
                             tied_embeddings=tied_embeddings, biases=False, norm="rmsnorm", positions="rope",
                             name=name, source=source)

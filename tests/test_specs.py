@@ -101,8 +101,15 @@ def test_unknown_name_lists_known_ones():
     with pytest.raises(ValueError) as err:
         specs.get("A100-SXM4-160GB")
     assert "A100-SXM4-80GB" in str(err.value) and "T4" in str(err.value) and "any case" in str(err.value)
-    with pytest.raises(ValueError):
-        specs.get(None)
+    for bad in (None, 3, True, ["T4"]):  # a wrong type is a TypeError naming the argument
+        with pytest.raises(TypeError, match="gpu must be a catalogue name"):
+            specs.get(bad)
+
+
+@pytest.mark.parametrize("bad", [3, True, b"NVIDIA H200", ["NVIDIA H200"]])
+def test_match_refuses_what_is_not_a_device_name(bad):
+    with pytest.raises(TypeError, match="device_name"):
+        specs.match(bad)
 
 
 @pytest.mark.parametrize("name", ["a100-sxm4-80gb", "A100-sxm4-80GB", "h200-sxm-141gb", "t4", "rtx-a6000"])
@@ -163,6 +170,39 @@ def test_pcie_helper_rejects_bad_input():
         specs.pcie_bytes_per_s(6)
     with pytest.raises(ValueError):
         specs.pcie_bytes_per_s(4, lanes=3)
+    for kwargs in ({"generation": 4, "lanes": True}, {"generation": True}, {"generation": 4.0}):
+        with pytest.raises(TypeError, match="lanes|generation"):
+            specs.pcie_bytes_per_s(**kwargs)
+
+
+def test_devicequery_captures_are_the_sources_where_nvidia_prints_none():
+    """The H200's 60 MiB L2 and 6144-bit bus, the A100 80GB's and H100's pin rates, the L4's and A6000's L2
+    come from deviceQuery captures (ampere/data/tables/devicequery-memory.json), and agree with them."""
+    from ampere import results
+
+    rows = {r["gpu"]: r for r in results.table("devicequery-memory")["rows"]}
+    h200 = specs.get("H200-SXM-141GB")
+    assert h200.l2_bytes == rows["H200-SXM-141GB"]["l2_bytes"] == 60 * MiB
+    assert h200.memory_bus_bits == rows["H200-SXM-141GB"]["bus_bits"] == 6144 and h200.memory_stacks == 6
+    for field in ("l2_bytes", "memory_bus_bits", "memory_stacks"):
+        assert h200.source(field) == rows["H200-SXM-141GB"]["source"], field
+    for name in ("A100-SXM4-80GB", "H100-SXM5-80GB"):
+        spec = specs.get(name)
+        assert spec.memory_data_rate_bps == 2 * rows[name]["memory_clock_mhz"] * 1e6
+        assert spec.source("memory_data_rate_bps") == rows[name]["source"]
+    for name in ("L4", "RTX-A6000"):
+        assert specs.get(name).l2_bytes == rows[name]["l2_bytes"]
+        assert specs.get(name).source("l2_bytes") == rows[name]["source"]
+
+
+def test_non_tensor_16bit_rates_cite_the_primary_table():
+    """NVIDIA's Hopper In-Depth post, Table 3: FP16 78 and BF16 39 TFLOP/s (A100), 2x FP32 on the H100."""
+    a100, h100 = specs.get("A100-SXM4-80GB"), specs.get("H100-SXM5-80GB")
+    for spec in (a100, h100):
+        assert spec.source("simt_rates") == "andersch2022hopperblog"
+    assert a100.datasheet[("fp16_simt", False)].source == "andersch2022hopperblog"
+    assert round(a100.peak_flops("fp16_simt") / 1e12) == 78 and round(a100.peak_flops("bf16_simt") / 1e12) == 39
+    assert h100.peak_flops("fp16_simt") == h100.peak_flops("bf16_simt") == 2 * h100.peak_flops("fp32")
 
 
 def test_ridge_point_refuses_bad_bandwidths():

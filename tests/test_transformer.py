@@ -95,7 +95,7 @@ def test_lora_params():
         s.lora_params(8, ["gate_proj"])
     with pytest.raises(TypeError, match="targets"):
         s.lora_params(8, "q")
-    with pytest.raises(ValueError, match="lora_rank"):
+    with pytest.raises(ValueError, match="rank"):
         s.lora_params(0)
 
 

@@ -94,6 +94,106 @@ ACCEPT.update({
 ACCEPT.update({("ampere.timing.Measurement.rate", "amount", k): "any amount of work (FLOP, bytes) >= 0"
                for k in ("zero", "huge")})
 
+# --- specs, hbm, kernels (group B, p3-hbmk): inputs that look bad but are valid, each with its reason ---------
+_HBM, _K = "ampere.hbm", "ampere.kernels"
+_LARGE = "a result may hold any large finite figure (10**12 bytes, B/s or s is a real size); bounded at 1e30"
+ACCEPT.update({
+    ("ampere.specs.catalogue.match", "device_name", "none"): "documented: no device name, no spec (None)",
+    ("ampere.specs.catalogue.match", "device_name", "empty"): "documented: an empty device name matches nothing",
+    ("ampere.specs.catalogue.match", "device_name", "unknown"): "documented: a device the catalogue lacks gives None",
+    **{(f"{_HBM}.{q}", f, "unknown"): "free text" for q, f in (
+        ("roofline.Op", "name"), ("roofline.DecodeBound", "model"), ("measure.Capacity", "device"),
+        ("acceptance.Acceptance", "check"), ("acceptance.Acceptance", "detail"))},
+    **{(f"{_HBM}.{q}", f, "empty"): "free text, may be empty" for q, f in (
+        ("roofline.Op", "description"), ("measure.Capacity", "note"), ("acceptance.Acceptance", "detail"))},
+    **{(f"{_HBM}.{q}", f, "huge"): _LARGE for q, fs in (
+        ("roofline.Op", ("flops", "bytes")),
+        ("roofline.DecodeBound", ("weight_bytes", "kv_bytes", "bytes_per_step", "memory_time_s", "compute_time_s",
+                                  "tokens_per_s")),
+        ("l2_model.Knee", ("l2_plateau_bytes_per_s", "dram_plateau_bytes_per_s", "knee_bytes", "ratio_to_l2",
+                           "l2_bytes")),
+        ("measure.Capacity", ("total_bytes", "datasheet_bytes"))) for f in fs},
+    **{(f"{_HBM}.{q}", f, "huge"): "a bandwidth or an intensity may be large: the bound is compute's (checked <= 1e18)"
+       for q, f in (("roofline.attainable_flops", "intensity"), ("roofline.attainable_flops", "bytes_per_s"),
+                    ("roofline.decode_bound", "bytes_per_s"))},
+    (f"{_HBM}.roofline.Op", "flops", "zero"): "an operation may do no arithmetic (a copy)",
+    (f"{_HBM}.roofline.DecodeBound", "context", "zero"): "no KV cache: the bound of the weights alone",
+    (f"{_HBM}.roofline.DecodeBound", "kv_bytes", "zero"): "no KV cache at context 0",
+    (f"{_HBM}.measure.Capacity", "free_bytes", "zero"): "a full GPU has no free memory",
+    **{(f"{_HBM}.measure.Capacity", f, "none"): "documented: None where the driver reports nothing (a CPU)"
+       for f in ("total_bytes", "free_bytes", "datasheet_bytes")},
+    **{(f"{_HBM}.measure.{q}", "min_time_s", "zero"): "no minimum time on request (timing.benchmark's rule)"
+       for q in ("measure_bandwidth", "measure_l2_sweep", "measure_strided_copy")},
+    **{(f"{_HBM}.measure.measure_strided_copy", f, "empty"): "the aligned copy is always measured: an empty list "
+       "leaves only the other list's patterns" for f in ("strides", "offsets_bytes")},
+    **{(f"{_K}.{q}", f, "zero"): "documented: a kernel may use no registers or no shared memory"
+       for q in ("occupancy.occupancy", "views.occupancy_rows")
+       for f in ("registers_per_thread", "shared_bytes_per_block")},
+    (f"{_K}.launch_order.program_tile", "pid", "zero"): "program 0 is the first program",
+    **{(f"{_K}.l2_residency.{q}", f, "zero"): "documented: no stream, or no persisting window"
+       for q in ("L2Persistence", "l2_persistence") for f in ("streaming_bytes", "carveout_bytes")},
+    (f"{_K}.fusion.FusionTraffic", "fused_bytes", "zero"): "a chain whose tensors are all free (size 0) moves nothing",
+    **{(f"{_K}.{q}", f, "huge"): _LARGE for q, fs in (
+        ("tiling.TileCost", ("intensity_flop_per_byte", "shared_bytes", "accumulator_registers")),
+        ("l2_residency.L2Persistence", ("working_set_bytes", "streaming_bytes", "carveout_bytes", "hbm_bytes_default",
+                                        "hbm_bytes_persisting")),
+        ("l2_residency.l2_persistence", ("working_set_bytes", "streaming_bytes")),
+        ("launch_order.LaunchTraffic", ("l2_bytes", "hbm_bytes", "compulsory_bytes")),
+        ("fusion.FusionTraffic", ("unfused_bytes",))) for f in fs},
+    **{(f"{_K}.{q}", f, "huge"): "a bandwidth may be large (1 TB/s is an HBM); checked <= 1e18 B/s" for q, f in (
+        ("tiling.bytes_in_flight", "bandwidth_bytes_per_s"), ("launch_order.LaunchTraffic.time_s", "l2_bytes_per_s"),
+        ("fusion.FusionTraffic.saved_s", "bytes_per_s"))},
+    # found with hand-written baselines for the callables the fuzzer cannot guess (the result types, the views)
+    **{("ampere.specs.model.MemoryFigure", f, k): "a printed capture, its driver and where it is: free text"
+       for f in ("printed", "driver") for k in ("unknown", "none")},
+    ("ampere.specs.model.MemoryFigure", "where", "empty"): "optional provenance detail",
+    ("ampere.specs.model.MemoryFigure", "bytes", "none"): "documented: no citable figure (the note says so)",
+    ("ampere.specs.model.MemoryFigure", "bytes", "zero"): "a driver may reserve nothing",
+    ("ampere.specs.model.MemoryFigure", "bytes", "huge"): "10**12 bytes is below the 1 PiB bound: a possible memory",
+    **{("ampere.specs.model.Quoted.agrees_with", "derived", k): "any peak >= 0 can be compared (False: disagrees)"
+       for k in ("zero", "huge")},
+    (f"{_HBM}.measure.Kernel", "name", "unknown"): "free text: a kernel's name",
+    (f"{_HBM}.measure.Kernel", "description", "empty"): "free text, may be empty",
+    **{(f"{_HBM}.measure.Kernel", f, "zero"): "a write kernel reads nothing, a read kernel writes nothing"
+       for f in ("reads", "writes")},
+    **{(f"{_HBM}.l2_model.l2_sweep_model", f, "huge"): "a bandwidth may be large (1 TB/s); checked <= 1e18 B/s"
+       for f in ("l2_bytes_per_s", "dram_bytes_per_s")},
+    (f"{_HBM}.coalescing.WarpRequest", "offset_bytes", "zero"): "an aligned request starts at offset 0",
+    (f"{_HBM}.published.ZeroFigureRow", "stage", "zero"): "ZeRO stage 0 is plain data parallelism",
+    **{(f"{_HBM}.published.ZeroFigureRow", f, "huge"): _LARGE for f in ("params", "per_gpu_gb")},
+    (f"{_HBM}.published.ZeroFigureRow", "where", "empty"): "optional provenance detail",
+    (f"{_HBM}.published.L2Sweep", "gpu", "unknown"): "a sweep's device may be outside the catalogue (an H100 PCIe)",
+    (f"{_HBM}.published.L2Sweep", "label", "empty"): "free text, may be empty",
+    **{(f"{_HBM}.records.BandwidthRow", f, "none"): "documented: None where the record lacks the figure"
+       for f in ("engine", "array_bytes", "pct_of_datasheet", "copied_bytes_per_s", "samples", "rel_iqr")},
+    **{(f"{_HBM}.records.BandwidthRow", f, "huge"): _LARGE
+       for f in ("array_bytes", "bytes_per_s", "pct_of_datasheet", "copied_bytes_per_s", "rel_iqr")},
+    **{(f"{_HBM}.records.BandwidthRow", f, "zero"): "a perfect spread (IQR 0) or a stalled kernel (0 %)"
+       for f in ("pct_of_datasheet", "rel_iqr")},
+    **{(f"{_HBM}.{q}", "records", "empty"): "no records, nothing to flatten or judge (the checks say so)"
+       for q in ("records.bandwidth_rows", "records.sweep_rows", "acceptance.check_acceptance")},
+    (f"{_HBM}.acceptance.check_acceptance", "spec_name", "unknown"): "documented: any device; the thresholds "
+       "apply to the A100, H100 and H200 only",
+    (f"{_HBM}.acceptance.check_acceptance", "spec_name", "none"): "documented: a GPU outside the catalogue",
+    **{(f"{_HBM}.views.{q}", "info", "none"): "documented: no device probed, the published view"
+       for q in ("show_bandwidth", "show_l2_sweep", "show_capacity", "show_coalescing")},
+    **{(f"{_K}.views.{q}", "info", "none"): "documented: no device probed, the published view"
+       for q in ("show_matmul", "show_attention", "show_profile")},
+    (f"{_K}.occupancy.SMLimits", "reserved_shared_bytes_per_block", "zero"): "no reservation before sm80",
+    **{(f"{_K}.occupancy.Occupancy", f, "zero"): "a kernel may use no registers or no shared memory"
+       for f in ("registers_per_thread", "shared_bytes_per_block")},
+    (f"{_K}.occupancy.Occupancy", "limiter", "unknown"): "free text naming the binding resource",
+    (f"{_K}.tiling.PipelineTime", "total_s", "huge"): _LARGE,
+    **{(f"{_K}.shared_memory.tile_offset", f, "zero"): "row 0 and byte 0 are the tile's first"
+       for f in ("row", "column_byte")},
+    (f"{_K}.fusion.FusionOp", "name", "unknown"): "free text: a kernel's name",
+    (f"{_K}.fusion.FusionOp", "reads", "empty"): "a kernel may read nothing (a fill)",
+    **{(f"{_K}.fusion.FusionOp", f, "unknown-element"): "tensor names are free text" for f in ("reads", "writes")},
+    (f"{_K}.fusion.fusion_traffic", "outputs", "empty"): "a chain whose results are not needed after it writes nothing",
+    (f"{_K}.figures.plot_l2_persistence", "streaming_mib", "zero"): "no stream: the working set alone",
+})
+
+
 # ---- ch-spmig (ampere.sparsity, ampere.mig): one block ---------------------------------------------------
 def _spmig_records() -> dict[tuple[str, str, str], str]:
     """The chapters' result records check every field by its annotation (ampere/<chapter>/fields.py); what a
@@ -302,3 +402,533 @@ def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
         "ampere.results.Record.from_dict": {"d": rec.to_dict(), "kind": "published"},
         "ampere.device.DeviceInfo.from_dict": {"d": info.to_dict()},
     }
+
+
+# ----------------------------------------------------------------------------------------------------
+# The Megatron chapter and the shared models it owns: megatron, megatron_lab, memory, transformer, gemm.
+# Baselines for the callables whose required arguments the fuzzer cannot guess (a shape, a layout, a
+# record), and the bad values that are valid for them.
+# ----------------------------------------------------------------------------------------------------
+
+ACCEPT.update({
+    **{("ampere.megatron.comms.overlapped", a, k): "no time and a long time are both times (seconds >= 0)"
+       for a in ("comm_s", "compute_s") for k in ("zero", "huge")},
+    ("ampere.megatron.comms.step_collectives", "params_per_gpu", "huge"): "10**12 parameters: a trillion-parameter "
+                                                                           "replica",
+    ("ampere.megatron.lab_model.LabConfig", "seed", "huge"): "any 64-bit seed",
+    ("ampere.megatron.measure.bench_main", "argv", "empty"): "no options: the benchmark with its defaults (here "
+                                                             "its CPU code path)",
+    ("ampere.megatron.sizing.training_days", "tokens", "huge"): "10**12 tokens: a trillion-token run",
+    ("ampere.megatron.throughput.Estimate", "options", "empty"): "no options recorded",
+    ("ampere.megatron.throughput.Estimate", "notes", "empty"): "no notes",
+    ("ampere.megatron.throughput.Estimate", "figures_used", "empty"): "no figures listed",
+    ("ampere.megatron.throughput.Estimate", "software", "unknown"): "free text: the stack's name",
+    ("ampere.megatron.throughput.Estimate", "software", "empty"): "free text",
+    ("ampere.megatron.throughput.Estimate", "bubble_fraction", "zero"): "no pipeline, no bubble",
+    ("ampere.megatron.throughput.Estimate", "tflops_per_gpu", "zero"): "a rate >= 0",
+    **{("ampere.megatron.throughput.Estimate", f, k): "a rate or a count of bytes >= 0"
+       for f in ("tflops_per_gpu", "model_tflops_per_gpu", "causal_model_tflops_per_gpu", "memory_bytes_per_gpu",
+                 "bubble_fraction") for k in ("zero", "huge")},
+    ("ampere.megatron.throughput.Estimate", "time_per_iteration_s", "huge"): "seconds > 0",
+    ("ampere.megatron.schedules.ScheduleResult", "makespan", "huge"): "a time > 0",
+    ("ampere.megatron.schedules.ScheduleResult", "ideal", "huge"): "a time > 0",
+    ("ampere.megatron.schedules.ScheduleResult", "ops", "empty"): "a schedule record may hold no operations",
+    **{("ampere.megatron.schedules.simulate_schedule", a, "huge"): "a duration > 0 in any unit"
+       for a in ("t_fwd", "t_bwd", "t_comm")},
+    ("ampere.megatron.schedules.simulate_schedule", "t_comm", "zero"): "free transfers",
+    **{("ampere.megatron.other_teams.TeamGroup", a, k): "errors and counts >= 0"
+       for a in ("mean_abs_error", "max_abs_error") for k in ("zero", "huge")},
+    ("ampere.megatron.other_teams.TeamGroup", "stack", "empty"): "the group of all runs has no single stack",
+    ("ampere.megatron.other_teams.TeamGroup", "stack", "unknown"): "free text: the stack's name",
+    ("ampere.megatron.other_teams.TeamGroup", "team", "unknown"): "free text: a team's name",
+    **{("ampere.megatron.validation.ValidationGroup", a, k): "errors >= 0"
+       for a in ("mean_abs_error", "max_abs_error") for k in ("zero", "huge")},
+    ("ampere.megatron.validation.ValidationGroup", "group", "unknown"): "free text: a group's name",
+    ("ampere.megatron.validation.ValidationGroup", "source", "unknown"): "free text: a bib key",
+    ("ampere.megatron.inputs.Input", "value", "zero"): "an input may be zero",
+    ("ampere.megatron.inputs.Input", "value", "negative"): "an input is any finite number",
+    ("ampere.megatron.inputs.Input", "value", "huge"): "an input is any finite number (bytes per second, say)",
+    ("ampere.megatron.inputs.Input", "name", "unknown"): "free text: the input's name",
+    ("ampere.megatron.inputs.Input", "meaning", "unknown"): "free text",
+    ("ampere.megatron.inputs.Input", "source", "empty"): "an empty source is a stated assumption",
+    ("ampere.megatron.stacks.Software", "name", "unknown"): "free text: a new stack's name",
+    ("ampere.megatron.stacks.Software", "label", "unknown"): "free text",
+    ("ampere.megatron.stacks.Software", "note", "unknown"): "free text",
+    ("ampere.megatron.stacks.Software", "note", "empty"): "no note",
+    ("ampere.megatron.stacks.Software", "sources", "list"): "no sources: an empty collection",
+    ("ampere.megatron.lab.LabResult", "notes", "empty"): "no notes",
+    **{("ampere.megatron.lab.LabResult", f, k): "a difference, a scale, a time or a count >= 0"
+       for f in ("max_abs_logit_diff", "max_abs_grad_diff", "max_rel_grad_diff", "tp_bytes_formula",
+                 "pp_bytes_per_boundary_per_microbatch", "pp_bytes_formula", "wall_s", "step_s", "logit_scale",
+                 "grad_scale", "tp_bytes_per_rank") for k in ("zero", "huge")},
+    **{("ampere.megatron.lab.LabResult", f, k): "a loss is any real number; a diverged run's is NaN or inf (noted)"
+       for f in ("loss_first_step", "reference_loss_first_step") for k in ("zero", "negative", "huge", "nan", "inf")},
+    ("ampere.megatron.lab.LabResult", "losses", "negative-element"): "a loss is any real number",
+    ("ampere.megatron.lab.LabResult", "losses", "nan-element"): "a diverged run's loss is NaN (noted)",
+    ("ampere.megatron.lab.LabResult", "reference_losses", "negative-element"): "a loss is any real number",
+    ("ampere.megatron.lab.LabResult", "reference_losses", "nan-element"): "idem",
+    ("ampere.megatron.lab.LabResult", "losses", "empty"): "a run of zero recorded steps",
+    ("ampere.megatron.lab.LabResult", "reference_losses", "empty"): "idem",
+    ("ampere.memory.fits.MemoryEstimate", "breakdown", "list"): "an empty breakdown holds nothing",
+    ("ampere.memory.fits.MemoryEstimate", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.fits.MemoryEstimate", "assumptions", "empty"): "no assumptions stated",
+    ("ampere.memory.fits.MemoryEstimate.table", "unit", "huge"): "any unit > 0 (a terabyte, say)",
+    **{(f"ampere.memory.fits.MemoryEstimate.{m}", "reserve_bytes", k): "a reserve >= 0 (0: everything CUDA exposes)"
+       for m in ("headroom_bytes", "fits", "gpus_needed") for k in ("zero",)},
+    ("ampere.memory.fits.model_memory", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.fits.model_memory", "context", "zero"): "no KV cache",
+    ("ampere.memory.fits.model_memory", "seq_len", "zero"): "activations left out",
+    ("ampere.memory.fits.model_memory", "zero_stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.fits.min_gpus_zero", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.fits.min_gpus_zero", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.fits.min_gpus_zero", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.fits.max_batch", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.fits.max_batch", "weight_overhead_bits", "zero"): "no scales",
+    ("ampere.memory.fits.max_trainable_params", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.fits.finetune_memory", "seq_len", "zero"): "activations left out",
+    ("ampere.memory.capacity.gpus_to_hold", "total_bytes", "zero"): "nothing to hold: one GPU",
+    ("ampere.memory.capacity.gpus_to_hold", "total_bytes", "huge"): "a terabyte needs many GPUs",
+    ("ampere.memory.capacity.gpus_to_hold", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.capacity.usable_bytes", "reserve_bytes", "zero"): "no reserve",
+    ("ampere.memory.capacity.runtime_reserve", "fraction", "zero"): "no reserve",
+    ("ampere.memory.weights.weight_bytes", "params", "huge"): "10**12 parameters",
+    ("ampere.memory.weights.weight_bytes", "overhead_bits", "zero"): "no scales",
+    ("ampere.memory.weights.kv_cache_bytes", "context", "zero"): "an empty cache",
+    ("ampere.memory.weights.group_scale_overhead_bits", "zero_point_bits", "zero"): "no zero point",
+    **{("ampere.memory.training.StateBytes", f, "zero"): "a part may be absent (0 bytes)"
+       for f in ("weights", "gradients", "master_weights", "optimizer_state")},
+    **{("ampere.memory.training.TrainingRecipe", f, "zero"): "a part may be absent (0 bytes)"
+       for f in ("weight_bytes", "grad_bytes", "master_bytes", "optimizer_bytes")},
+    ("ampere.memory.training.TrainingRecipe", "name", "unknown"): "free text: a new recipe's name",
+    ("ampere.memory.training.TrainingRecipe", "source", "unknown"): "free text: a bib key",
+    ("ampere.memory.training.TrainingRecipe", "source", "empty"): "no source: an assumption",
+    ("ampere.memory.training.zero_bytes_per_param", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.training.state_bytes_per_param", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.memory.training.gathered_layer_bytes", "largest_layer_params", "zero"): "no module gathered",
+    ("ampere.memory.training.gathered_layer_bytes", "largest_layer_params", "huge"): "a 10**12-parameter module",
+    ("ampere.memory.training.MemoryConvention", "commit", "none"): "a source without a commit (a paper)",
+    **{("ampere.memory.training.MemoryConvention", f, "unknown"): "free text" for f in ("name", "description",
+                                                                                         "source", "where")},
+    ("ampere.memory.training.MemoryConvention", "commit", "unknown"): "free text: a commit",
+    ("ampere.memory.training.MemoryConvention", "from_the_source", "empty"): "a convention may state no stage itself",
+    ("ampere.memory.training.MemoryConvention", "gathered_layer_bytes_per_param", "list"): "no gathered module",
+    ("ampere.memory.training.MemoryConvention.stated", "stage", "zero"): "ZeRO stage 0",
+    ("ampere.transformer.TransformerShape", "name", "unknown"): "free text",
+    ("ampere.transformer.TransformerShape", "name", "empty"): "a shape without a name",
+    ("ampere.transformer.TransformerShape", "source", "unknown"): "free text: a bib key",
+    ("ampere.transformer.TransformerShape", "source", "empty"): "no source",
+    **{(f"ampere.transformer.{f}", "name", k): "free text" for f in ("gpt", "llama") for k in ("unknown", "empty")},
+    **{(f"ampere.transformer.{f}", "source", k): "free text" for f in ("gpt", "llama") for k in ("unknown", "empty")},
+    ("ampere.gemm.PeakRow", "datasheet", "unknown"): "free text: the figure as printed",
+    ("ampere.gemm.PeakRow", "datasheet", "empty"): "free text",
+    ("ampere.gemm.PeakRow", "note", "unknown"): "free text",
+    ("ampere.gemm.PeakRow", "note", "empty"): "free text",
+    ("ampere.gemm.quantized_matmul_time", "overhead_s", "zero"): "no launch overhead",
+    ("ampere.gemm.quantized_matmul_time", "peak_flop_per_s", "huge"): "10**12 FLOP/s: a TFLOP/s",
+    ("ampere.gemm.PeakRow", "derived_flop_per_s", "huge"): "10**12 FLOP/s: a TFLOP/s",
+    ("ampere.megatron.search.search_layouts", "top", "none"): "None: every layout (documented)",
+    ("ampere.megatron.search.search_layouts", "memory_limit_bytes", "huge"): "a terabyte of memory: every layout fits",
+    ("ampere.megatron.sizing.training_days", "n_params", "huge"): "10**12 parameters",
+    ("ampere.megatron.measure.measure_layer_gemms", "warmup_s", "zero"): "no warm-up",
+    **{(f"ampere.memory.fits.{f}", "reserve_bytes", "huge"): "a reserve larger than the card gives the documented "
+       "answer: no headroom, no fit, 0 sequences, 0 parameters, no number of GPUs"
+       for f in ("MemoryEstimate.fits", "MemoryEstimate.headroom_bytes", "max_batch", "max_trainable_params",
+                 "min_gpus_zero")},
+    ("ampere.memory.training.gathered_layer_bytes", "stage", "zero"): "stage 0 gathers nothing: 0 bytes",
+    **{("ampere.megatron.other_teams.TeamRun", f, k): "free text"
+       for f in ("id", "team", "run", "label", "published_name") for k in ("unknown", "unknown-case")},
+    ("ampere.megatron.other_teams.TeamRun", "why_not_scored", "unknown"): "free text",
+    ("ampere.megatron.other_teams.TeamRun", "why_not_scored", "empty"): "scored: no reason",
+    ("ampere.megatron.other_teams.TeamRun", "kwargs", "empty"): "no options beyond the defaults",
+    ("ampere.megatron.other_teams.TeamRun", "assumed", "empty"): "nothing assumed",
+    ("ampere.megatron.other_teams.TeamRun", "assumed", "unknown-element"): "free text: what the rules assumed",
+    ("ampere.megatron.other_teams.TeamRun", "cfg", "none"): "a run whose source gives no shape (shown, not scored)",
+    ("ampere.megatron.throughput.Estimate", "figures_used", "unknown-element"): "free text: a figure and its source",
+    ("ampere.megatron.other_teams.TeamRun", "published", "huge"): "a figure > 0 in its unit (tokens per second, say)",
+})
+
+
+def _megatron_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
+    import dataclasses
+
+    from ampere import gemm, memory, megatron
+    from ampere.megatron import lab
+
+    cfg = megatron.GPTConfig(4, 256, 8, 512, 128)
+    est = megatron.estimate(cfg, 16, 32, 2, 2)
+    small = lab.LabConfig(steps=2)
+    run = megatron.team_runs()[0]
+    rec = gemm.published_matmul(precision="bf16")[0]
+    lab_result = lab.LabResult(small, "gloo", 3.0, 3.0, 0.0, 0.0, 0.0, [3.0, 2.0], [3.0, 2.0], 1024, 1024.0, 0.0, 0.0,
+                               1.0, 0.1)
+
+    def fields(obj: Any) -> dict[str, Any]:
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+    def tensor() -> Any:
+        import torch
+
+        return torch.zeros(1, 2, 4, 8)
+
+    layout = {"cfg": cfg, "gpus": 16, "batch": 32, "tensor": 2, "pipeline": 2}
+    return {
+        "ampere.megatron.layouts.Layout": fields(megatron.layout(cfg, 16, 32, 2, 2)),
+        "ampere.megatron.schedules.ScheduleResult": fields(megatron.simulate_schedule("1f1b", 2, 2)),
+        "ampere.megatron.sizing.params": {"cfg": cfg},
+        "ampere.megatron.sizing.flops_per_iteration": {"cfg": cfg, "batch": 32},
+        "ampere.megatron.sizing.training_days": {"n_params": 1.7e9, "tokens": 3e11, "gpus": 8, "tflops_per_gpu": 100.0},
+        "ampere.megatron.published.table1_config": {"row": "1T"},
+        "ampere.megatron.layouts.layout": layout,
+        "ampere.megatron.layouts.params_per_gpu": {"cfg": cfg, "tensor": 2, "pipeline": 2},
+        "ampere.megatron.gpu_memory.memory_per_gpu": layout,
+        "ampere.megatron.gpu_memory.activation_bytes_per_layer": {"cfg": cfg},
+        "ampere.megatron.schedules.schedule_ops": {"kind": "1f1b", "pipeline": 4, "microbatches": 8},
+        "ampere.megatron.schedules.simulate_schedule": {"kind": "1f1b", "pipeline": 4, "microbatches": 8},
+        "ampere.megatron.figures.plot_schedule": {"result": megatron.simulate_schedule("1f1b", 4, 8)},
+        "ampere.megatron.throughput.estimate": layout,
+        "ampere.megatron.throughput.Estimate": fields(est),
+        "ampere.megatron.search.search_layouts": {"cfg": cfg, "gpus": 8, "batch": 16},
+        "ampere.megatron.measure.layer_gemm_shapes": {"cfg": cfg},
+        "ampere.megatron.measure.measure_layer_gemms": {"cfg": cfg, "device": "cpu", "dtype": "fp32", "warmup_s": 0.0,
+                                                       "max_time_s": 0.05},
+        "ampere.megatron.stacks.Software": fields(megatron.STACKS["fsdp"]),
+        "ampere.megatron.other_teams.TeamRun": fields(run),
+        "ampere.megatron.lessons.context_parallel": {"cfg": cfg, "context": 2},
+        "ampere.megatron.lessons.overlap_effect": layout,
+        "ampere.megatron.lessons.tp_efficiency": {"cfg": cfg, "tensor": 2},
+        "ampere.megatron.lab.LabResult": fields(lab_result),
+        "ampere.megatron.lab.run_labs": {"cfgs": [small], "timeout_s": 30.0},
+        "ampere.megatron.lab.run_lab": {"cfg": small, "timeout_s": 30.0},
+        "ampere.megatron.lab_model.causal_attention": {"q": tensor(), "k": tensor(), "v": tensor()},
+        "ampere.megatron.lab_model.tp_bytes_formula": {"cfg": small},
+        "ampere.megatron.lab_model.pp_bytes_formula": {"cfg": small},
+        "ampere.megatron.lab_model.tolerances": {"cfg": small},
+        "ampere.memory.fits.MemoryEstimate": {"mode": "training", "params": 1e9, "breakdown": {"weights": 2e9}},
+        "ampere.memory.training.memory_convention": {"name": "paper"},
+        "ampere.memory.training.MemoryConvention": fields(memory.CONVENTIONS["deepspeed"]),
+        "ampere.memory.training.gathered_layer_bytes": {"stage": 3, "largest_layer_params": 1e6,
+                                                        "convention": "deepspeed"},
+        "ampere.memory.training.largest_module_params": {"shape": cfg},
+        "ampere.memory.activations.shape_activation_bytes_per_layer": {"shape": cfg},
+        "ampere.transformer.preset": {"name": "7B"},
+        "ampere.gemm.matmul_tflops": {"rec": rec},
+        "ampere.gemm.matmul_shape": {"rec": rec},
+        "ampere.gemm.PeakRow": fields(gemm.peak_rows(["A100-SXM4-80GB"], ["bf16"])[0]),
+        "ampere.transformer.TransformerShape": {"layers": 4, "hidden": 256, "heads": 8},
+    }
+
+
+def _megatron_method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
+    from ampere import megatron
+
+    cfg = megatron.GPTConfig(4, 256, 8, 512, 128)
+    return {
+        "ampere.megatron.layouts.Layout.stage_layers": {"cfg": cfg},
+        "ampere.megatron.layouts.Layout.chunk_layers": {"cfg": cfg},
+        "ampere.megatron.stacks.Software.differences": {"other": megatron.STACKS["megatron-2022"]},
+        "ampere.memory.fits.MemoryEstimate.headroom_bytes": {"gpu": "A100-SXM4-80GB"},
+        "ampere.memory.fits.MemoryEstimate.fits": {"gpu": "A100-SXM4-80GB"},
+        "ampere.memory.fits.MemoryEstimate.gpus_needed": {"gpu": "A100-SXM4-80GB"},
+        "ampere.memory.training.MemoryConvention.stated": {"stage": 2},
+        "ampere.transformer.TransformerShape.lora_params": {"rank": 8},
+    }
+
+
+_core_baselines_before_megatron = core_baselines
+_method_baselines_before_megatron = method_baselines
+
+
+def core_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended, one block per chapter
+    return {**_core_baselines_before_megatron(tmp), **_megatron_baselines(tmp)}
+
+
+def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811
+    return {**_method_baselines_before_megatron(tmp), **_megatron_method_baselines(tmp)}
+
+
+# ---- The reference check and the live calculators (ampere.report, ampere.live): one block ---------------
+def _report_live_baselines(tmp: Path) -> dict[str, dict[str, Any]]:
+    """Valid calls of ampere.report's and ampere.live's public callables (cheap settings: a model-only run
+    on the CPU, no images, a tiny layer)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ampere import device, live, report, results, transformer
+
+    cpu = device.probe(force="cpu")
+    h200 = device.DeviceInfo(backend="cuda", name="NVIDIA H200", spec_name="H200-SXM-141GB", gpu_count=1,
+                             compute_capability=(9, 0), bf16_tensor=True, tf32=True, memory_bytes=150_000_000_000)
+    res = results.make_result("report", h200, {}, [{"probe": "matmul", "key": "matmul/bf16/n8192", "label": "m",
+                                                    "value": 700.0, "unit": "TFLOP/s", "model": 989.4}],
+                              created_utc="2026-11-30T10:00:00Z")
+    figs = report.figures_from_result(res)
+    recorded = report.recorded_figures([res])
+    comps = report.compare(figs, "H200-SXM-141GB", recorded)
+    checks = report.judge_all(report.example_facts(["acs"]), "A100-SXM4-80GB")
+    ranked = report.findings(checks)
+    outcome = report.run(tmp / "report-base", info=cpu, references=[], stream=io.StringIO(), images=False)
+    _, axes = plt.subplots(1, 2)
+    tiny = transformer.TransformerShape(layers=1, hidden=16, heads=2, seq=8, vocab=32)
+    verdict = report.Verdict("fail", "x", resource="network", loss=(0.1, 0.1))
+    c = report.CHECKS[0]
+    field = live.Field("n", "n", "int", 1, minimum=1, maximum=9)
+    (tmp / "refs").mkdir(exist_ok=True)
+    return {
+        "ampere.report.probes.Probe": {"name": "p", "title": "t", "needs": ("ampere.specs:get",),
+                                       "supported": report.probes._needs_cuda, "run": lambda ctx: [],
+                                       "estimate_s": lambda quick: 1.0},
+        "ampere.report.probes.plan": {"info": h200, "probes": list(report.PROBES)},
+        "ampere.report.extract.figures_from_result": {"result": res},
+        "ampere.report.extract.recorded_figures": {"results_list": [res]},
+        "ampere.report.extract.load_references": {"folder": str(tmp / "refs"), "bundled": True},
+        "ampere.report.extract.allreduce_key": {"gpus": 8, "size_bytes": 4 * 2**30},
+        "ampere.report.comparison.compare": {"figures": figs, "gpu": "H200-SXM-141GB", "recorded": recorded},
+        "ampere.report.comparison.config_differences": {"device": h200.to_dict(), "references": [res]},
+        "ampere.report.comparison.summary_rows": {"comparisons": comps},
+        "ampere.report.comparison.recorded_rows": {"recorded": recorded},
+        "ampere.report.figures.draw_comparison": {"ax": axes[0], "comparisons": comps, "title": "t"},
+        "ampere.report.figures.draw_model": {"axes": list(axes), "gpus": ["A100-SXM4-80GB"]},
+        "ampere.report.figures.draw_recorded": {"ax": axes[1], "recorded": recorded},
+        "ampere.report.figures.comparison_figure": {"comparisons": comps, "title": "t"},
+        "ampere.report.figures.model_figure": {"gpus": ["A100-SXM4-80GB"]},
+        "ampere.report.figures.recorded_figure": {"recorded": recorded},
+        "ampere.report.figures.draw_findings": {"ax": axes[0], "ranked": ranked, "rows": checks},
+        "ampere.report.runner.mig_scale": {"figures": figs, "info": h200},
+        "ampere.report.runner.run": {"out": str(tmp / "report-run"), "info": cpu, "references": [],
+                                     "stream": io.StringIO(), "images": False},
+        "ampere.report.runner.main": {},  # argv=None reads sys.argv; [] is the command with its defaults
+        "ampere.report.runner.summary_text": {"result": outcome.result, "comparisons": outcome.comparisons,
+                                              "checks": outcome.checks, "ranked": outcome.findings},
+        "ampere.report.output.render_html": {"result": outcome.result, "comparisons": [], "plan_rows": outcome.plan,
+                                             "recorded": [], "images": False},
+        "ampere.report.output.write_text_atomic": {"path": str(tmp / "report.txt"), "text": "t"},
+        "ampere.report.output.check_output_folder": {"out": str(tmp / "report-out")},
+        "ampere.report.output.write_report_set": {"folder": str(tmp / "report-set"), "files": {"report.txt": "t"}},
+        "ampere.report.progress.Progress": {"total": 4, "stream": io.StringIO()},
+        "ampere.report.claims.gap_cost": {"gpus": 1000, "gap": 0.1, "price_per_gpu_hour": 1.0},
+        "ampere.report.references.Reference": {"quantity": "q", "gpu": "A100-SXM4-80GB", "unit": "GB/s",
+                                               "values": (1.0, 2.0), "sources": ("a", "b")},
+        "ampere.report.references.reference_rows": {"refs": report.reference_table()[:3]},
+        "ampere.report.references.figure_unit": {"name": "bf16_tflop_per_s"},
+        "ampere.report.references.key_label": {"key": "matmul/bf16/n8192"},
+        "ampere.report.references.key_model": {"key": "matmul/bf16/n8192", "gpu": "A100-SXM4-80GB"},
+        "ampere.report.references.allreduce_points": {"rec": results.records(benchmark="all-reduce",
+                                                                             kind="published")[0]},
+        "ampere.report.config_checks.ConfigCheck": {f: getattr(c, f) for f in (
+            "name", "title", "what", "how", "expected", "cost", "fix", "judge", "prescreen")},
+        "ampere.report.config_judges.Verdict": {"status": "fail", "observed": "x", "resource": "network",
+                                                "loss": (0.1, 0.2), "sources": ("nccl412",)},
+        "ampere.report.config_checks.judge_all": {"facts": report.example_facts(), "spec": "A100-SXM4-80GB"},
+        "ampere.report.config_checks.findings": {"rows": checks},
+        "ampere.report.config_checks.check_rows": {"rows": checks},
+        "ampere.report.config_checks.throughput_loss": {"v": verdict, "shares": report.step_shares()},
+        "ampere.report.config_facts.read_facts": {"info": cpu, "root": str(tmp), "env": {},
+                                                  "run": lambda argv: None, "cpus": [0]},
+        "ampere.report.workload.measure_layer": {"device": "cpu", "dtype": "fp32", "shape": tiny},
+        "ampere.live.registry.Field": {"name": "n", "label": "n", "kind": "int", "default": 1, "minimum": 1,
+                                       "maximum": 9},
+        "ampere.live.registry.Table": {"columns": ("a", "b"), "rows": ({"a": 1, "b": 2},), "caption": "c"},
+        "ampere.live.registry.Answer": {"summary": ("s",), "tables": (), "notes": ("n",)},
+        "ampere.live.registry.Calculator": {"name": "t", "title": "t", "call": "ampere.x.y", "chapter": "hbm",
+                                            "section": "s", "description": "d", "fields": (field,),
+                                            "compute": lambda n: live.Answer(("s",))},
+        "ampere.live.registry.get": {"name": "superpod-sizer"},
+        "ampere.live.registry.run": {"name": "superpod-sizer"},
+        "ampere.live.registry.run_json": {"name": "superpod-sizer", "values_json": '{"nodes": 20}'},
+        "ampere.live.registry.register": {"name": "fuzz-calculator"},
+        "ampere.live.registry.describe": {"selected": ["superpod-sizer"]},
+    }
+
+
+def _report_live_method_baselines() -> dict[str, dict[str, Any]]:
+    return {
+        "ampere.report.progress.Progress.line": {"text": "x"},
+        "ampere.report.progress.Progress.update": {"text": "x", "advance": 1},
+        "ampere.report.progress.Progress.close": {"text": "done"},
+        "ampere.live.registry.Field.parse": {"value": 3},
+        "ampere.live.registry.Calculator.values": {"values": {"n": 3}},
+        "ampere.live.registry.Calculator.run": {"values": {"n": 3}},
+    }
+
+
+_core_baselines_before_report_live = core_baselines
+_method_baselines_before_report_live = method_baselines
+
+
+def core_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended by the report/live block
+    return {**_core_baselines_before_report_live(tmp), **_report_live_baselines(tmp)}
+
+
+def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended by the report/live block
+    return {**_method_baselines_before_report_live(tmp), **_report_live_method_baselines()}
+
+
+_R, _L = "ampere.report", "ampere.live.registry"
+ACCEPT.update({
+    **{(f"{_R}.{q}", f, k): "nothing in, nothing out: an empty list of figures, results or rows is valid"
+       for q, f in (("probes.plan", "probes"), ("extract.recorded_figures", "results_list"),
+                    ("comparison.compare", "figures"), ("comparison.compare", "recorded"),
+                    ("comparison.config_differences", "references"), ("comparison.summary_rows", "comparisons"),
+                    ("comparison.recorded_rows", "recorded"), ("figures.draw_comparison", "comparisons"),
+                    ("figures.draw_recorded", "recorded"), ("figures.comparison_figure", "comparisons"),
+                    ("figures.recorded_figure", "recorded"), ("figures.draw_findings", "ranked"),
+                    ("runner.mig_scale", "figures"), ("output.render_html", "comparisons"),
+                    ("output.render_html", "plan_rows"), ("output.render_html", "recorded"),
+                    ("runner.run", "references"), ("references.reference_rows", "refs"),
+                    ("config_checks.findings", "rows"), ("config_checks.check_rows", "rows"),
+                    ("runner.summary_text", "comparisons"), ("runner.summary_text", "checks"),
+                    ("runner.summary_text", "ranked"))
+       for k in ("empty",)},
+    **{(f"{_R}.{q}", f, k): "free text (a name, a label, a sentence, a bib-free source label)"
+       for q, f in (("probes.Probe", "name"), ("references.Reference", "quantity"), ("references.Reference", "gpu"),
+                    ("references.Reference", "unit"), ("references.Reference", "benchmark"),
+                    ("config_checks.ConfigCheck", "name"), ("config_checks.ConfigCheck", "how"),
+                    ("config_checks.ConfigCheck", "expected"), ("config_checks.ConfigCheck", "cost"),
+                    ("config_checks.ConfigCheck", "fix"), ("config_checks.ConfigCheck", "prescreen"),
+                    ("config_judges.Verdict", "observed"), ("config_judges.Verdict", "detail"),
+                    ("figures.comparison_figure", "title"), ("progress.Progress.line", "text"),
+                    ("progress.Progress.update", "text"), ("progress.Progress.close", "text"),
+                    ("output.write_text_atomic", "text"))
+       for k in ("unknown", "unknown-case", "empty")},
+    **{(f"{_R}.{q}", f, "unknown"): "a new file or folder name is a valid place to write (or, for root, a tree "
+                                    "the readers find empty and say so)"
+       for q, f in (("output.write_text_atomic", "path"), ("output.check_output_folder", "out"),
+                    ("runner.run", "out"), ("runner.run", "record"), ("output.write_report_set", "folder"),
+                    ("config_facts.read_facts", "root"))},
+    (f"{_R}.probes.Probe", "needs", "empty"): "a probe that needs no chapter module",
+    (f"{_R}.probes.Probe", "needs", "unknown-element"): "a module not written yet: availability() says 'not "
+                                                         "available in this version' (documented and tested)",
+    (f"{_R}.comparison.compare", "gpu", "unknown"): "the name a result's GPU goes by: a driver name or a MIG slice "
+                                                    "is as valid as a catalogue name",
+    (f"{_R}.claims.gap_cost", "gap", "zero"): "no gap costs nothing",
+    (f"{_R}.references.reference_table", "gpus", "none"): "documented: None keeps every GPU",
+    (f"{_R}.references.training_rows", "gpus", "none"): "documented: None keeps every GPU",
+    (f"{_R}.references.figure_unit", "name", "unknown"): "documented: a name without a unit ending has none",
+    (f"{_R}.references.key_label", "key", "unknown"): "documented: a key of no known form prints as itself",
+    (f"{_R}.references.key_model", "key", "unknown"): "documented: (None, '') for a key of no known form",
+    (f"{_R}.references.key_model", "gpu", "unknown"): "documented: (None, '') for a GPU the catalogue does not match",
+    (f"{_R}.config_facts.read_facts", "cpus", "empty"): "an empty affinity reads as unknown",
+    (f"{_R}.extract.allreduce_sizes", "memory_bytes", "zero"): "documented: 0 or None is unknown memory (1 GiB)",
+    (f"{_R}.extract.allreduce_sizes", "memory_bytes", "none"): "documented: 0 or None is unknown memory (1 GiB)",
+    (f"{_R}.extract.allreduce_sizes", "memory_bytes", "huge"): "10**12 bytes is below the 2**50 bound: a possible "
+                                                               "memory size",
+    **{(f"{_L}.{q}", f, k): "free text or a new name"
+       for q, f in (("Answer", "summary"), ("Answer", "notes"), ("Table", "columns"), ("Table", "caption"),
+                    ("Calculator", "name"), ("Calculator", "call"), ("Calculator", "chapter"),
+                    ("Calculator", "section"), ("Field", "name"), ("Field", "help"), ("register", "name"))
+       for k in ("unknown", "unknown-element")},
+    (f"{_L}.Table", "rows", "empty"): "a table may be empty (its header shows)",
+    (f"{_L}.Field", "minimum", "zero"): "a bound below the default is valid",
+    (f"{_L}.Field", "minimum", "negative"): "a bound below the default is valid",
+    (f"{_L}.Field", "maximum", "huge"): "a bound far above the default is valid",
+    (f"{_L}.run_json", "values_json", "unknown"): "documented: the browser's entry answers {\"error\": ...} for "
+                                                   "input that is not a JSON object (the page shows it)",
+    (f"{_L}.run_json", "values_json", "empty"): "idem",
+})
+
+
+# ---- A100 today (ampere.today): one block ----------------------------------------------------------------
+def _today_baselines() -> dict[str, dict[str, Any]]:
+    """Valid calls of ampere.today's public callables that take arguments without defaults."""
+    from ampere import megatron, today
+    from ampere.today import network as today_network
+
+    w = today.Workload("7B", "lora")
+    p = today.plan(w, "A100-SXM4-80GB")
+    run = today.training_run_checks()[0]
+    check = today.pcie_server_check()
+    step = today.adapter_step(p.estimate, "lora", 16)
+    node = today.node_of("A100-PCIE-80GB")
+    assert isinstance(p.estimate, megatron.Estimate) and node is not None and today_network.MAX_CARDS
+    return {
+        "ampere.today.workload.Workload": {"model": "7B", "task": "lora"},
+        "ampere.today.workload.GPUPlan": {
+            "gpu": p.gpu, "workload": w, "feasible": True, "cards": 1, "memory_bytes": p.memory_bytes,
+            "capacity_bytes": p.capacity_bytes, "tokens_per_s": p.tokens_per_s, "bound": p.bound,
+            "step_time_s": p.step_time_s, "run_time_s": None, "price": None},
+        "ampere.today.network.Network": {"node": node, "cards": 8, "nodes": 1, "link": "PCIe Gen4"},
+        "ampere.today.calculator.plan": {"workload": w, "gpu": "A100-SXM4-80GB"},
+        "ampere.today.calculator.plans": {"workload": w},
+        "ampere.today.decision.best": {"candidates": today.plans(w)},
+        "ampere.today.decision.decision_table": {"workloads": {"LoRA 7B": w}},
+        "ampere.today.decision.break_even_price": {"workload": w, "gpu": "H100-SXM5-80GB"},
+        "ampere.today.decision.break_even_rows": {"moves": [("LoRA 7B", w, None, "H100-SXM5-80GB")]},
+        "ampere.today.training_runs.TrainingRunCheck": {
+            "record": run.record, "model": run.model, "gpus": run.gpus, "tokens": run.tokens,
+            "published_tokens_per_s_per_gpu": run.published_tokens_per_s_per_gpu,
+            "predicted_tokens_per_s_per_gpu": run.predicted_tokens_per_s_per_gpu,
+            "baseline_tokens_per_s_per_gpu": run.baseline_tokens_per_s_per_gpu, "layout": run.layout},
+        "ampere.today.adapters.adapter_step": {"est": p.estimate, "method": "lora", "lora_rank": 16},
+        "ampere.today.adapters.AdapterStep": {"method": "lora", "time_s": step.time_s, "breakdown": step.breakdown,
+                                              "memory": step.memory, "adapter_params": step.adapter_params},
+        "ampere.today.server_check.ServerCheck": {f: getattr(check, f) for f in (
+            "box", "gpus", "params", "compute_s", "planner_all_reduce_s", "chapter_all_reduce_s",
+            "planner_efficiency", "chapter_efficiency", "chapter_headline_efficiency", "sxm_efficiency")},
+        "ampere.today.prices.PriceRange.at": {"where": "mid"},
+    }
+
+
+_method_baselines_before_today = method_baselines
+
+
+def method_baselines(tmp: Path) -> dict[str, dict[str, Any]]:  # noqa: F811 - extended by the today block
+    return {**_method_baselines_before_today(tmp), **_today_baselines()}
+
+
+ACCEPT.update({
+    ("ampere.today.prices.PriceRange", "as_of", "unknown"): "free text: the date as the source gives it",
+    ("ampere.today.prices.PriceRange", "note", "unknown"): "free text",
+    ("ampere.today.prices.PriceRange", "note", "empty"): "no note",
+    ("ampere.today.decode.decode_run_bound", "prompt_tokens", "zero"): "no prompt: decoding from the first token",
+    ("ampere.today.a800.gradient_allreduce_time", "params", "huge"): "a trillion parameters is a real model size",
+    ("ampere.today.workload.Workload", "context", "zero"): "inference without a KV cache (weights only)",
+    ("ampere.today.workload.Workload", "model", "huge"): "a parameter count of a trillion is a model size",
+    ("ampere.today.workload.Workload", "lora_rank", "none"): "None is the book's default rank",
+    ("ampere.today.workload.Workload", "global_batch", "none"): "None: micro-batch x cards",
+    ("ampere.today.workload.Workload", "tokens", "none"): "None: no run length, no run time",
+    ("ampere.today.workload.Workload", "mfu", "none"): "None: the Megatron time model",
+    ("ampere.today.workload.Workload", "hcas_per_node", "none"): "None: the node's own adapters",
+    ("ampere.today.workload.Workload", "hcas_per_node", "zero"): "a single node without adapters",
+    ("ampere.today.workload.GPUPlan", "memory_bytes", "zero"): "an empty plan holds nothing",
+    ("ampere.today.workload.GPUPlan", "reason", "unknown"): "free text",
+    ("ampere.today.workload.GPUPlan", "layout", "unknown"): "free text",
+    ("ampere.today.workload.GPUPlan", "gpu", "unknown-case"): "catalogue names match in any case (the house rule)",
+    ("ampere.today.network.Network", "link", "unknown"): "free text",
+    ("ampere.today.network.Network", "reason", "unknown"): "free text",
+    ("ampere.today.network.Network", "reason", "empty"): "no reason: a possible layout",
+    ("ampere.today.calculator.plan", "gpu", "unknown-case"): "catalogue names match in any case (the house rule)",
+    ("ampere.today.calculator.plan", "reserve_fraction", "zero"): "no reserve: budget against all CUDA exposes",
+    ("ampere.today.decision.break_even_price", "gpu", "unknown-case"): "idem",
+    ("ampere.today.decision.break_even_price", "reference_gpu", "unknown-case"): "idem",
+    ("ampere.today.training_runs.TrainingRunCheck", "model", "unknown"): "a published run's model name",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "unknown"): "free text",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "empty"): "no layout (fixed utilisation)",
+    ("ampere.today.training_runs.TrainingRunCheck", "core_tokens_per_s_per_gpu", "zero"): "not computed",
+    ("ampere.today.server_check.ServerCheck", "box", "unknown"): "free text: the node's name",
+    ("ampere.today.server_check.ServerCheck", "planner_all_reduce_s", "zero"): "no data-parallel exchange",
+    ("ampere.today.server_check.ServerCheck", "chapter_all_reduce_s", "zero"): "idem",
+    ("ampere.today.server_check.ServerCheck", "box", "unknown-case"): "free text: the node's name",
+    ("ampere.today.server_check.ServerCheck", "params", "huge"): "a trillion parameters is a model size",
+    ("ampere.today.adapters.AdapterStep", "adapter_params", "huge"): "idem",
+    ("ampere.today.workload.Workload", "tokens", "huge"): "a trillion tokens is a pre-training corpus",
+    ("ampere.today.training_runs.TrainingRunCheck", "tokens", "huge"): "idem",
+    ("ampere.today.training_runs.TrainingRunCheck", "layout", "unknown-case"): "free text",
+    ("ampere.today.training_runs.TrainingRunCheck.gpu_hours", "tokens_per_s_per_gpu", "huge"):
+        "below the bound of 1e9 tokens/s per GPU: any positive rate is a rate",
+    **{("ampere.today.workload.GPUPlan", f, "huge"): "a model's magnitude (bytes, tokens/s, seconds)"
+       for f in ("memory_bytes", "capacity_bytes", "tokens_per_s", "step_time_s", "run_time_s")},
+    ("ampere.today.network.Network", "link", "unknown-case"): "free text",
+    **{(f"ampere.today.network.Network.{m}", "size_bytes", k): r
+       for m in ("all_reduce_time", "collective_time")
+       for k, r in (("zero", "an empty buffer takes only the latency"), ("huge", "a terabyte is a size"),
+                    ("float", "a modelled byte count may be fractional (bytes per parameter x parameters)"))},
+    ("ampere.today.calculator.plans", "prices", "none"): "documented: None prices nothing",
+    ("ampere.today.decision.decision_table", "prices", "none"): "idem",
+    ("ampere.today.decision.best", "candidates", "empty"): "documented: None when nothing qualifies",
+    ("ampere.today.decision.break_even_rows", "moves", "empty"): "no moves, no rows",
+})
+# ---- end of A100 today -----------------------------------------------------------------------------------

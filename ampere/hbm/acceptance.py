@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .common import MiB, _Row
+from .. import check
+from .common import MiB, _fields, _flag, _records, _Row, _text
 from .l2_model import find_knee
 from .records import bandwidth_rows, sweep_rows
 
@@ -31,10 +32,18 @@ class Acceptance(_Row):
     passed: bool
     detail: str
 
+    def __post_init__(self) -> None:
+        _fields(self, check=_text(), applies=_flag, passed=_flag, detail=_text(allow_empty=True))
+
 
 def check_acceptance(records: Iterable[Mapping[str, Any]], spec_name: str | None) -> list[Acceptance]:
-    """The chapter's acceptance checks on measured records (copy bandwidth, L2 knee)."""
-    records = list(records)
+    """The chapter's acceptance checks on measured records (copy bandwidth, L2 knee): ``records`` are result
+    records (from :func:`~ampere.hbm.measure_bandwidth` and :func:`~ampere.hbm.measure_l2_sweep`), and
+    ``spec_name`` the catalogue name of the GPU that ran them (None: not in the catalogue; the thresholds
+    apply to the A100, H100 and H200 only). Chapter: *HBM and the memory hierarchy*, "Bandwidth that kernels
+    reach" (``tools/gpu_check.py`` tabulates them)."""
+    records = _records("records", records)
+    check.optional(check.string, "spec_name", spec_name, max_len=200)
     out = []
     rows = {r.kernel: r for r in bandwidth_rows(records)}
     family = bool(spec_name) and any(f in str(spec_name) for f in _ACCEPT_FAMILIES)

@@ -57,8 +57,10 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     tiny arrays (4 MiB with ``--quick``, 8 MiB otherwise) and a short sweep, in a few seconds; such a result
     says ``backend: cpu`` and is not comparable with a GPU.
     """
-    from .. import benchcli, device as _device, results
+    from .. import benchcli, check, device as _device, results
 
+    argv = check.sequence("argv", [] if argv is None else argv,
+                          lambda n, v: check.string(n, v, allow_empty=True), min_len=0, max_len=1000)
     p = benchcli.bench_parser("hbm", "DRAM bandwidth (read, write, copy, scale, triad) and the L2 working-set sweep")
     p.add_argument("--kernels", default=",".join(KERNELS),
                    help=f"comma-separated kernels (default: all of {','.join(KERNELS)})")
@@ -67,7 +69,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-sweep", action="store_true", help="skip the L2 working-set sweep")
     p.add_argument("--no-bandwidth", action="store_true", help="skip the bandwidth kernels")
     p.add_argument("--no-coalescing", action="store_true", help="skip the strided and offset copies")
-    args = p.parse_args(list(argv or []))
+    args = p.parse_args(argv)
     kernels = [k for k in args.kernels.split(",") if k]
     unknown = [k for k in kernels if k not in KERNELS]
     if unknown or not kernels:

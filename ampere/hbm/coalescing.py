@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check
-from .common import _Row
+from .common import _fields, _int, _num, _Row
 
 #: Bytes of one memory transaction (a sector) on compute capability 6.0 and later (nvidiabestpractices,
 #: "Coalesced Access to Global Memory"; nvidiacudaguide, "Coalesced Global Memory Access").
@@ -45,6 +45,15 @@ class WarpRequest(_Row):
     bytes_moved: int        # sectors x 32
     bytes_used: int         # bytes the threads asked for
     stream_efficiency: float  # bytes used / bytes moved over a long run of consecutive warps
+
+    def __post_init__(self) -> None:
+        _fields(self, stride=_int(1, 1 << 16), offset_bytes=_int(0, 1 << 20),
+                elem_bytes=lambda n, v: check.choice(n, v, (1, 2, 4, 8, 16)), threads=_int(1, WARP_THREADS),
+                sectors=_int(1, 2 * WARP_THREADS), bytes_moved=_int(SECTOR_BYTES, 2 * WARP_THREADS * SECTOR_BYTES),
+                bytes_used=_int(1, WARP_THREADS * 16), stream_efficiency=_num(0.0, 1.0, strict=True))
+        if self.bytes_moved != self.sectors * SECTOR_BYTES or self.bytes_used != self.threads * self.elem_bytes:
+            raise ValueError(f"WarpRequest.bytes_moved must be sectors x {SECTOR_BYTES} and WarpRequest.bytes_used "
+                             f"threads x elem_bytes; got {self.bytes_moved} and {self.bytes_used}")
 
     @property
     def efficiency(self) -> float:
@@ -81,11 +90,10 @@ def coalescing_table(strides: Sequence[int] = (1, 2, 4, 8, 16, 32), offsets_byte
                      elem_bytes: int = 4) -> list[WarpRequest]:
     """:func:`warp_request` for each stride (offset 0), then each offset (stride 1): the chapter's table.
     Chapter: *HBM and the memory hierarchy*, "Coalescing: 32-byte sectors"."""
-    for name, seq in (("strides", strides), ("offsets_bytes", offsets_bytes)):
-        if isinstance(seq, (str, bytes)) or len(seq) > 256:
-            raise TypeError(f"{name} must be a sequence of at most 256 integers, got {seq!r}")
-    return ([warp_request(s, 0, elem_bytes) for s in strides]
-            + [warp_request(1, o, elem_bytes) for o in offsets_bytes])
+    st = check.sequence("strides", strides, lambda n, v: check.positive_int(n, v, maximum=1 << 16), max_len=256)
+    offs = check.sequence("offsets_bytes", offsets_bytes, lambda n, v: check.nonneg_int(n, v, maximum=1 << 20),
+                          max_len=256)
+    return ([warp_request(s, 0, elem_bytes) for s in st] + [warp_request(1, o, elem_bytes) for o in offs])
 
 
 def coalescing_examples() -> list[dict[str, Any]]:

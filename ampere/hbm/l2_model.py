@@ -8,10 +8,15 @@ Pure: no torch, no matplotlib (NumPy inside :func:`find_knee`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from .. import check, specs
-from .common import KiB, MiB, _Row
+from .common import KiB, MiB, _fields, _flag, _num, _opt, _Row
+
+#: At most this many points in a sweep (footprints of a model or a measured curve).
+MAX_SWEEP_POINTS = 100_000
+#: Largest L2 size a model or a sweep is judged against (16 GiB: hundreds of times any L2 so far).
+MAX_L2_BYTES = 1 << 34
 
 
 def sweep_footprints(l2_bytes: int, points: int = 24, start_bytes: int = 256 * KiB, stop_factor: float = 4.0,
@@ -20,11 +25,11 @@ def sweep_footprints(l2_bytes: int, points: int = 24, start_bytes: int = 256 * K
 
     Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
     """
-    l2 = check.positive_int("l2_bytes", l2_bytes)
-    n = check.positive_int("points", points)
-    start = check.positive_int("start_bytes", start_bytes)
-    al = check.positive_int("align", align)
-    stop = check.positive("stop_factor", stop_factor) * l2
+    l2 = check.positive_int("l2_bytes", l2_bytes, maximum=MAX_L2_BYTES)
+    n = check.positive_int("points", points, maximum=10_000)
+    start = check.positive_int("start_bytes", start_bytes, maximum=1 << 40)
+    al = check.positive_int("align", align, maximum=1 << 30)
+    stop = check.positive("stop_factor", stop_factor, maximum=1e6) * l2
     if stop <= start:
         raise ValueError(f"stop_factor={stop_factor!r} x l2_bytes={l2_bytes} must exceed start_bytes={start_bytes}")
     if n == 1:
@@ -55,24 +60,24 @@ def l2_sweep_model(footprints: Sequence[float], gpu: str | specs.GPUSpec = "A100
     ``"random"``: random replacement, hit ≈ capacity / footprint beyond it. Returns (bytes/s per footprint,
     assumptions). Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
     """
-    s = specs.get(gpu)
+    s = specs.get(check.gpu("gpu", gpu))
     check.one_of("policy", policy, ("lru", "random"))
-    cap = s.l2_bytes if l2_bytes is None else check.positive("l2_bytes", l2_bytes)
+    sizes = check.sequence("footprints", footprints, lambda n, v: check.positive(n, v, maximum=1e18),
+                           max_len=MAX_SWEEP_POINTS)
+    cap = s.l2_bytes if l2_bytes is None else check.positive("l2_bytes", l2_bytes, maximum=MAX_L2_BYTES)
     notes = [f"L2 capacity {cap / MiB:.0f} MiB" + (" (catalogue)" if l2_bytes is None else " (given)")]
     if l2_bytes_per_s is None:
         b_l2, note = _l2_bandwidth(s)
         notes.append(note)
     else:
-        b_l2 = check.positive("l2_bytes_per_s", l2_bytes_per_s)
+        b_l2 = check.positive("l2_bytes_per_s", l2_bytes_per_s, maximum=1e18)
         notes.append(f"L2 {b_l2 / 1e12:.2f} TB/s (given)")
-    b_dram = s.hbm_bytes_per_s if dram_bytes_per_s is None else check.positive("dram_bytes_per_s", dram_bytes_per_s)
+    b_dram = (s.hbm_bytes_per_s if dram_bytes_per_s is None
+              else check.positive("dram_bytes_per_s", dram_bytes_per_s, maximum=1e18))
     notes.append(f"DRAM {b_dram / 1e12:.2f} TB/s" + (" (datasheet)" if dram_bytes_per_s is None else " (given)"))
     notes.append(f"replacement policy: {policy}")
-    if isinstance(footprints, (str, bytes)) or not isinstance(footprints, Iterable):
-        raise TypeError(f"footprints must be a sequence of byte counts, got {footprints!r}")
     out = []
-    for f in footprints:
-        f = check.positive("footprint", f)
+    for f in sizes:
         hit = 1.0 if f <= cap else (0.0 if policy == "lru" else cap / f)
         out.append(1.0 / (hit / b_l2 + (1.0 - hit) / b_dram))
     return out, notes
@@ -91,16 +96,13 @@ def _sweep_arrays(footprints: Sequence[float], bytes_per_s: Sequence[float]) -> 
     """Footprints and bandwidths as sorted float arrays, checked (1-D, same length >= 3, finite, > 0)."""
     import numpy as np
 
-    try:
-        f = np.asarray(footprints, dtype=float)
-        y = np.asarray(bytes_per_s, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("footprints and bytes_per_s must be sequences of numbers") from None
-    if f.ndim != 1 or f.shape != y.shape or f.size < 3:
-        raise ValueError(f"footprints and bytes_per_s must be 1-D sequences of the same length (>= 3); got "
-                         f"shapes {f.shape} and {y.shape}")
-    if np.any(~np.isfinite(f)) or np.any(f <= 0) or np.any(~np.isfinite(y)) or np.any(y <= 0):
-        raise ValueError("footprints and bytes_per_s must be finite and positive")
+    def positive(n: str, v: Any) -> float:
+        return check.positive(n, v, maximum=1e18)
+
+    f = np.asarray(check.sequence("footprints", footprints, positive, min_len=3, max_len=MAX_SWEEP_POINTS))
+    y = np.asarray(check.sequence("bytes_per_s", bytes_per_s, positive, min_len=3, max_len=MAX_SWEEP_POINTS))
+    if f.shape != y.shape:
+        raise ValueError(f"footprints and bytes_per_s must have the same length; got {f.size} and {y.size}")
     order = np.argsort(f)
     return f[order], y[order]
 
@@ -120,7 +122,7 @@ def l2_plateau(footprints: Sequence[float], bytes_per_s: Sequence[float], l2_byt
     import numpy as np
 
     f, y = _sweep_arrays(footprints, bytes_per_s)
-    l2 = check.positive("l2_bytes", l2_bytes)
+    l2 = check.positive("l2_bytes", l2_bytes, maximum=MAX_L2_BYTES)
     lo, hi = L2_PLATEAU_WINDOW
     inside = (f >= lo * l2) & (f <= hi * l2)
     if not np.any(inside):
@@ -141,6 +143,13 @@ class Knee(_Row):
     l2_bytes: float
     tolerance: float
 
+    def __post_init__(self) -> None:
+        _fields(self, l2_plateau_bytes_per_s=_num(strict=True), dram_plateau_bytes_per_s=_num(strict=True),
+                knee_bytes=_opt(_num(strict=True)), ratio_to_l2=_opt(_num(strict=True)), visible=_flag, within=_flag,
+                l2_bytes=_num(strict=True), tolerance=_num(0.0, 10.0, strict=True))
+        if self.visible != (self.knee_bytes is not None) or (self.knee_bytes is None) != (self.ratio_to_l2 is None):
+            raise ValueError("Knee.visible must be True exactly when Knee.knee_bytes and Knee.ratio_to_l2 are given")
+
 
 def find_knee(footprints: Sequence[float], bytes_per_s: Sequence[float], l2_bytes: float,
               tolerance: float = 0.25) -> Knee:
@@ -154,8 +163,8 @@ def find_knee(footprints: Sequence[float], bytes_per_s: Sequence[float], l2_byte
     import numpy as np
 
     f, y = _sweep_arrays(footprints, bytes_per_s)
-    l2 = check.positive("l2_bytes", l2_bytes)
-    tol = check.positive("tolerance", tolerance)
+    l2 = check.positive("l2_bytes", l2_bytes, maximum=MAX_L2_BYTES)
+    tol = check.positive("tolerance", tolerance, maximum=10.0)
     high = y[f >= DRAM_PLATEAU_FROM * l2] if np.any(f >= DRAM_PLATEAU_FROM * l2) else y[-2:]
     top, dram = l2_plateau(f, y, l2), float(np.median(high))
     if top < 1.3 * dram:

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from .. import check, specs
-from .common import GiB, KiB, MiB, _Row
+from .common import GiB, KiB, MiB, _fields, _int, _name, _num, _opt, _Row, _text
 from .l2_model import sweep_footprints
 
 
@@ -28,6 +28,12 @@ class Kernel:
     writes: int  # arrays written per element
     engine: str  # "SM" (a kernel on the SMs) or "memcpy" (cudaMemcpyAsync, the driver's copy path)
     description: str
+
+    def __post_init__(self) -> None:
+        _fields(self, name=_text(), reads=_int(0, 8), writes=_int(0, 8), engine=_name(("SM", "memcpy")),
+                description=_text(allow_empty=True))
+        if self.reads + self.writes == 0:
+            raise ValueError(f"Kernel.reads and Kernel.writes: kernel {self.name!r} moves no array")
 
     @property
     def arrays(self) -> int:
@@ -50,14 +56,29 @@ KERNELS: Mapping[str, Kernel] = MappingProxyType({k.name: k for k in (
 def _kernel_names(kernels: Iterable[str] | None) -> list[str]:
     if kernels is None:
         return list(KERNELS)
-    if isinstance(kernels, str):
-        raise TypeError(f"kernels must be a sequence of kernel names, got the string {kernels!r}")
-    names = list(kernels)
-    for k in names:
-        check.one_of("kernel", k, tuple(KERNELS))
-    if not names:
-        raise ValueError(f"kernels is empty; allowed: {', '.join(KERNELS)}")
-    return names
+    return check.names("kernels", kernels, tuple(KERNELS), max_len=len(KERNELS), unique=True)
+
+
+#: Bounds of the measuring functions' arguments (per array on a GPU; the CPU path runs tiny sizes).
+MAX_GPU_BYTES = 1 << 38  # 256 GiB: more than any GPU of the catalogue holds
+MAX_CPU_BYTES = 1 << 30  # 1 GiB: the CPU path is the code path, not a measurement
+MAX_SAMPLES = 100_000
+MAX_TIME_S = 3600.0
+
+
+def _timing_args(warmup_s: Any, min_samples: Any, min_time_s: Any, max_time_s: Any) -> dict[str, Any]:
+    """The timing options every measurement passes to ``timing.benchmark``, checked here with their names."""
+    out = {"warmup_s": check.optional(check.nonneg, "warmup_s", warmup_s, maximum=MAX_TIME_S),
+           "min_samples": check.bounded_int("min_samples", min_samples, 1, MAX_SAMPLES),
+           "min_time_s": check.nonneg("min_time_s", min_time_s, maximum=MAX_TIME_S),
+           "max_time_s": check.positive("max_time_s", max_time_s, maximum=MAX_TIME_S)}
+    if out["max_time_s"] < out["min_time_s"]:
+        raise ValueError(f"max_time_s={max_time_s!r} must be >= min_time_s={min_time_s!r}")
+    return out
+
+
+def _max_bytes(dev: Any) -> int:
+    return MAX_GPU_BYTES if dev.type == "cuda" else MAX_CPU_BYTES
 
 
 def _torch_device(device: Any):
@@ -67,9 +88,7 @@ def _torch_device(device: Any):
 
     if device is None:
         return _device.torch_device()
-    if isinstance(device, bool) or not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be 'cpu', 'cuda', a torch.device or None, got {device!r}")
-    dev = torch.device(device)
+    dev = torch.device(check.device("device", device))
     if dev.type not in ("cpu", "cuda"):
         raise ValueError(f"device={device!r}: allowed device types are 'cpu' and 'cuda'")
     if dev.type == "cuda" and not torch.cuda.is_available():
@@ -186,13 +205,14 @@ def measure_bandwidth(device: Any = None, *, quick: bool = True, kernels: Iterab
     dev = _torch_device(device)
     check.boolean("quick", quick)
     names = _kernel_names(kernels)
+    timing_args = _timing_args(warmup_s, min_samples, min_time_s, max_time_s)
     l2 = _device_l2_bytes(dev, fallback=None)
     if array_bytes is None:
         if dev.type == "cuda":
             array_bytes = max(256 * MiB, 8 * (l2 or 64 * MiB)) if quick else GiB
         else:
             array_bytes = 64 * MiB
-    array_bytes = check.positive_int("array_bytes", array_bytes)
+    array_bytes = check.positive_int("array_bytes", array_bytes, maximum=_max_bytes(dev))
     spec = _datasheet(dev)
     flush = dev.type == "cuda"
     records = []
@@ -205,8 +225,7 @@ def measure_bandwidth(device: Any = None, *, quick: bool = True, kernels: Iterab
             if name == "read":
                 arrays.append(torch.empty((), device=dev, dtype=torch.float32))
             fn = _kernel_fn(k, arrays)
-            m = timing.benchmark(fn, label=f"hbm {name}", device=dev, warmup_s=warmup_s, min_samples=min_samples,
-                                 min_time_s=min_time_s, max_time_s=max_time_s, flush_l2=flush, l2_bytes=l2,
+            m = timing.benchmark(fn, label=f"hbm {name}", device=dev, **timing_args, flush_l2=flush, l2_bytes=l2,
                                  params={"kernel": name, "array_bytes": n * 4})
             return m, n
 
@@ -266,7 +285,10 @@ def measure_l2_sweep(device: Any = None, *, quick: bool = True, footprints: Sequ
 
     dev = _torch_device(device)
     check.boolean("quick", quick)
-    chunk = check.positive_int("chunk_bytes", chunk_bytes)
+    timing_args = _timing_args(0.0 if warmup_s is None else warmup_s, min_samples, min_time_s, max_time_s)
+    if warmup_s is None:
+        timing_args["warmup_s"] = 0.05 if dev.type == "cuda" else 0.0
+    chunk = check.positive_int("chunk_bytes", chunk_bytes, maximum=1 << 26)
     if chunk % 16:
         raise ValueError(f"chunk_bytes={chunk_bytes!r} must be a multiple of 16 (one 16-byte vector load)")
     l2 = _device_l2_bytes(dev, fallback=None)
@@ -274,15 +296,12 @@ def measure_l2_sweep(device: Any = None, *, quick: bool = True, footprints: Sequ
         base = l2 or (4 * MiB if dev.type == "cpu" else 40 * MiB)
         footprints = sweep_footprints(base, points=12 if quick else 24,
                                       start_bytes=256 * KiB if dev.type == "cuda" else 64 * KiB, align=chunk)
-    if isinstance(footprints, (str, bytes)) or not isinstance(footprints, Iterable):
-        raise TypeError(f"footprints must be a sequence of byte counts, got {footprints!r}")
-    footprints = [check.positive_int("footprint", f) for f in footprints]
-    if not footprints:
-        raise ValueError("footprints is empty; give at least one footprint in bytes")
+    footprints = check.sequence("footprints", footprints,
+                                lambda n, v: check.positive_int(n, v, maximum=_max_bytes(dev)), max_len=1000)
     chunks = sorted({max(1, f // chunk) for f in footprints})  # whole chunks, duplicates merged
     if total_bytes is None:
         total_bytes = max(GiB if dev.type == "cuda" else 64 * MiB, 2 * chunks[-1] * chunk)
-    total = check.positive_int("total_bytes", total_bytes)
+    total = check.positive_int("total_bytes", total_bytes, maximum=16 * _max_bytes(dev))
     c = chunk // 4  # float32 elements per chunk
     buf = _allocate(dev, chunks[-1] * c, 1, seed=1)[0]
     records = []
@@ -298,9 +317,7 @@ def measure_l2_sweep(device: Any = None, *, quick: bool = True, footprints: Sequ
                 def fn(view: Any = view, out: Any = out) -> Any:
                     return torch.sum(view, dim=-1, out=out)
 
-                m = timing.benchmark(fn, label=f"l2 sweep {f / MiB:.2f} MiB", device=dev,
-                                     warmup_s=(0.05 if dev.type == "cuda" else 0.0) if warmup_s is None else warmup_s,
-                                     min_samples=min_samples, min_time_s=min_time_s, max_time_s=max_time_s,
+                m = timing.benchmark(fn, label=f"l2 sweep {f / MiB:.2f} MiB", device=dev, **timing_args,
                                      flush_l2=False, params={"footprint_bytes": f, "repeats": reps})
                 return m, reps
 
@@ -343,19 +360,22 @@ def measure_strided_copy(device: Any = None, *, quick: bool = True, strides: Seq
 
     dev = _torch_device(device)
     check.boolean("quick", quick)
-    for name, seq in (("strides", strides), ("offsets_bytes", offsets_bytes)):
-        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
-            raise TypeError(f"{name} must be a sequence of integers, got {seq!r}")
-    patterns = [(check.positive_int("stride", v, maximum=1024), 0) for v in strides]
-    patterns += [(1, check.nonneg_int("offset_bytes", v, maximum=4096)) for v in offsets_bytes]
-    for _, off in patterns:
+    timing_args = _timing_args(warmup_s, min_samples, min_time_s, max_time_s)
+
+    def offset(n: str, v: Any) -> int:
+        off = check.nonneg_int(n, v, maximum=4096)
         if off % 4:
-            raise ValueError(f"offset_bytes={off} must be a multiple of 4 (float32 elements)")
+            raise ValueError(f"{n}={off} must be a multiple of 4 (float32 elements)")
+        return off
+
+    patterns = [(s, 0) for s in check.sequence("strides", strides, lambda n, v: check.positive_int(n, v, maximum=1024),
+                                               min_len=0, max_len=64)]
+    patterns += [(1, o) for o in check.sequence("offsets_bytes", offsets_bytes, offset, min_len=0, max_len=64)]
     if (1, 0) not in patterns:
         patterns.insert(0, (1, 0))  # the aligned unit-stride copy every ratio refers to
     if elements is None:
         elements = (1 << 23 if quick else 1 << 24) if dev.type == "cuda" else 1 << 14
-    n0 = check.positive_int("elements", elements, maximum=1 << 28)
+    n0 = check.positive_int("elements", elements, maximum=(1 << 28) if dev.type == "cuda" else (1 << 22))
     span = max(s for s, _ in patterns) + 1
     spec = _datasheet(dev)
     l2 = _device_l2_bytes(dev, fallback=None)
@@ -368,8 +388,7 @@ def measure_strided_copy(device: Any = None, *, quick: bool = True, strides: Seq
             src = x.as_strided((n,), (stride,), off // 4)
             dst = y.as_strided((n,), (stride,), off // 4)
             m = timing.benchmark(lambda src=src, dst=dst: dst.copy_(src), label=f"strided copy {stride}/{off}",
-                                 device=dev, warmup_s=warmup_s, min_samples=min_samples, min_time_s=min_time_s,
-                                 max_time_s=max_time_s, flush_l2=dev.type == "cuda", l2_bytes=l2,
+                                 device=dev, **timing_args, flush_l2=dev.type == "cuda", l2_bytes=l2,
                                  params={"stride": stride, "offset_bytes": off, "elements": n})
             out.append((stride, off, m))
         del x, y
@@ -402,6 +421,12 @@ class Capacity(_Row):
     free_bytes: int | None  # after this process's CUDA context
     datasheet_bytes: float | None  # the catalogue's physical capacity (specs.GPUSpec.memory_bytes)
     note: str
+
+    def __post_init__(self) -> None:
+        _fields(self, device=_text(), total_bytes=_opt(_int(1, 1 << 50)), free_bytes=_opt(_int(0, 1 << 50)),
+                datasheet_bytes=_opt(_num(strict=True)), note=_text(allow_empty=True))
+        if self.free_bytes is not None and self.total_bytes is not None and self.free_bytes > self.total_bytes:
+            raise ValueError(f"Capacity.free_bytes={self.free_bytes} exceeds Capacity.total_bytes={self.total_bytes}")
 
     @property
     def total_over_datasheet(self) -> float | None:

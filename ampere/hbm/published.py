@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from .common import KiB
-from .l2_model import Knee, find_knee, l2_plateau
+from .. import check
+from .common import KiB, _fields, _int, _num, _text
+from .l2_model import MAX_L2_BYTES, MAX_SWEEP_POINTS, Knee, find_knee, l2_plateau
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class ZeroFigureRow:
     per_gpu_gb: float
     source: str
     where: str
+
+    def __post_init__(self) -> None:
+        _fields(self, stage=_int(0, 3), label=_text(), params=_num(strict=True), data_parallel=_int(1, 1 << 30),
+                per_gpu_gb=_num(strict=True), source=_text(), where=_text(allow_empty=True))
 
 
 def zero_figure1() -> list[ZeroFigureRow]:
@@ -71,7 +76,23 @@ class L2Sweep:
     label: str
     record: Any = None
 
+    def __post_init__(self) -> None:
+        from .. import results
+
+        def points(name: str, v: Any) -> tuple[float, ...]:
+            return tuple(check.sequence(name, v, lambda n, x: check.positive(n, x, maximum=1e18), min_len=3,
+                                        max_len=MAX_SWEEP_POINTS))
+
+        _fields(self, gpu=_text(), footprints=points, bytes_per_s=points, l2_bytes=_num(strict=True, hi=MAX_L2_BYTES),
+                label=_text(allow_empty=True))
+        if len(self.footprints) != len(self.bytes_per_s):
+            raise ValueError(f"L2Sweep.footprints and L2Sweep.bytes_per_s must have the same length; got "
+                             f"{len(self.footprints)} and {len(self.bytes_per_s)}")
+        if self.record is not None and not isinstance(self.record, results.Record):
+            raise TypeError(f"L2Sweep.record must be an ampere.results.Record or None, got {type(self.record).__name__}")
+
     def knee(self, tolerance: float = 0.25) -> Knee:
+        """Where this sweep falls from its L2 plateau to its DRAM plateau (:func:`~ampere.hbm.find_knee`)."""
         return find_knee(self.footprints, self.bytes_per_s, self.l2_bytes, tolerance)
 
     def plateau(self) -> float:
@@ -102,8 +123,7 @@ def published_l2_sweep(gpu: str) -> L2Sweep:
 
     Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
     """
-    if not isinstance(gpu, str):
-        raise TypeError(f"gpu must be a GPU name, got {gpu!r} ({type(gpu).__name__})")
+    check.string("gpu", gpu, max_len=200)
     found = published_l2_sweeps(gpu)
     if not found:
         have = sorted({s.gpu for s in published_l2_sweeps()})
@@ -116,7 +136,6 @@ def published_l2_plateau(gpu: str) -> tuple[float, L2Sweep] | None:
     (:func:`~ampere.hbm.l2_plateau`), or None when no sweep of ``gpu`` is published. The kernels chapter's
     hierarchy table shows this figure too. Chapter: *HBM and the memory hierarchy*, "The L2 working-set sweep".
     """
-    if not isinstance(gpu, str):
-        raise TypeError(f"gpu must be a GPU name, got {gpu!r} ({type(gpu).__name__})")
+    check.string("gpu", gpu, max_len=200)
     found = published_l2_sweeps(gpu)
     return (found[0].plateau(), found[0]) if found else None

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from .. import check, memory, specs, transformer
 from ..transformer import TransformerShape
+from .common import _fields, _flag, _int, _name, _num, _text
 
 #: The chapter's models, built from :mod:`ampere.transformer` presets: Llama 2 7B/13B/70B, LLaMA 33B and
 #: GPT-3 175B (dimensions and sources in ``transformer.PRESETS``).
@@ -25,7 +26,16 @@ SIZE_CLASSES: Mapping[str, str] = MappingProxyType(
 
 
 def _shape(model: str | TransformerShape) -> TransformerShape:
-    return memory.shape_of(model)
+    """``model`` as a shape, a refusal naming ``model`` (a preset name, a size class or a TransformerShape)."""
+    if isinstance(model, str):
+        try:
+            return memory.shape_of(model)
+        except ValueError as exc:
+            raise ValueError(f"model={model!r} is not a preset: {exc}") from None
+    if not isinstance(model, TransformerShape):
+        raise TypeError(f"model must be a preset name, a size class or a TransformerShape, got {model!r:.60} "
+                        f"({type(model).__name__})")
+    return model
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,9 @@ class Op:
     flops: float
     bytes: float
     description: str
+
+    def __post_init__(self) -> None:
+        _fields(self, name=_text(), flops=_num(), bytes=_num(strict=True), description=_text(allow_empty=True))
 
     @property
     def intensity(self) -> float:
@@ -50,7 +63,7 @@ def roofline_ops(element_bytes: float = 2.0) -> list[Op]:
     ops move each operand once. Sizes are those of a 70B-class layer (h = 8192) where it matters.
     Chapter: *HBM and the memory hierarchy*, "Roofline for memory-bound work".
     """
-    b = check.positive("element_bytes", element_bytes)
+    b = check.positive("element_bytes", element_bytes, maximum=64.0)
     n, h, tokens, ctx = 2**28, 8192, 4096, 4096
     return [
         Op("vector add", n, 3 * n * b, "z = x + y: 1 FLOP, 2 loads and 1 store per element"),
@@ -73,11 +86,16 @@ def attainable_flops(intensity: float, gpu: str | specs.GPUSpec = "A100-SXM4-80G
 
     Chapter: *HBM and the memory hierarchy*, "Roofline for memory-bound work".
     """
-    check.positive("intensity", intensity)
-    s = specs.get(gpu)
-    bw = s.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s)
+    intensity = check.positive("intensity", intensity, maximum=1e15)
+    s = specs.get(check.gpu("gpu", gpu))
+    bw = s.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s, maximum=1e18)
     return min(s.peak_flops(precision), intensity * bw)
 
+
+#: Bounds of :func:`decode_bound`'s arguments: far beyond any server, small enough to stay arithmetic.
+MAX_BATCH = 1 << 20
+MAX_CONTEXT = 1 << 24
+MAX_GPUS = 1 << 16
 
 #: GPUs of the decoding table.
 DECODE_GPUS: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "RTX-A6000", "RTX-A2000-12GB",
@@ -100,6 +118,12 @@ class DecodeBound:
     compute_time_s: float  # FLOPs of the step / dense peak of compute_precision
     tokens_per_s: float  # batch / max(memory, compute time): tokens of all sequences together
     fits: bool  # weights + KV cache within what the GPUs can use (memory.usable_bytes: CUDA total - reserve)
+
+    def __post_init__(self) -> None:
+        _fields(self, model=_text(), gpu=lambda n, v: check.gpu(n, v), weights=_name(memory.FORMAT_BITS),
+                batch=_int(1, MAX_BATCH), context=_int(0, MAX_CONTEXT), weight_bytes=_num(strict=True),
+                kv_bytes=_num(), bytes_per_step=_num(strict=True), memory_time_s=_num(strict=True),
+                compute_time_s=_num(strict=True), tokens_per_s=_num(strict=True), fits=_flag)
 
     @property
     def bound(self) -> str:
@@ -126,13 +150,17 @@ def decode_bound(model: str | TransformerShape, gpu: str | specs.GPUSpec = "A100
     Chapter: *HBM and the memory hierarchy*, "LLM decoding".
     """
     m = _shape(model)
-    s = specs.get(gpu)
-    b = check.positive_int("batch", batch)
-    ctx = check.nonneg_int("context", context)
-    n = check.positive_int("gpus", gpus)
-    wb = memory.weight_bytes(m.params, weights, weight_overhead_bits)
+    s = specs.get(check.gpu("gpu", gpu))
+    memory.format_bits("weights", weights)
+    memory.format_bits("kv_cache", kv_cache)
+    overhead = check.bounded("weight_overhead_bits", weight_overhead_bits, 0.0, 64.0,
+                             why="scales of a quantized weight take a few bits")
+    b = check.bounded_int("batch", batch, 1, MAX_BATCH)
+    ctx = check.bounded_int("context", context, 0, MAX_CONTEXT)
+    n = check.bounded_int("gpus", gpus, 1, MAX_GPUS)
+    wb = memory.weight_bytes(m.params, weights, overhead)
     kv = memory.kv_cache_bytes(m, ctx, b, kv_cache)
-    bw = n * (s.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s))
+    bw = n * (s.hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s, maximum=1e18))
     flops = b * (2 * m.params + 4 * m.layers * ctx * m.hidden)
     t_mem = (wb + kv) / bw
     t_comp = flops / (n * s.peak_flops(check.one_of("compute_precision", compute_precision, s.precisions())))
@@ -144,6 +172,20 @@ def decode_table(models: Iterable[str] = ("7B", "13B", "30B", "70B"), gpus: Iter
                  formats: Iterable[str] = ("fp16", "int8", "int4"), **kwargs: Any) -> list[DecodeBound]:
     """:func:`decode_bound` for every (model, GPU, weight format) combination, in that nesting order.
 
+    ``models`` are preset names or size classes, ``gpus`` catalogue names and ``formats`` weight formats of
+    :data:`ampere.memory.FORMAT_BITS`, each a list (at most 64 of each); ``kwargs`` go to every call.
     Chapter: *HBM and the memory hierarchy*, "LLM decoding".
     """
-    return [decode_bound(m, g, weights=f, **kwargs) for m in models for g in gpus for f in formats]
+    ms = check.sequence("models", models, lambda n, v: _named_shape(n, v), max_len=64)
+    gs = check.gpus("gpus", gpus, max_len=64)
+    fs = check.names("formats", formats, tuple(memory.FORMAT_BITS), max_len=64)
+    return [decode_bound(m, g, weights=f, **kwargs) for m in ms for g in gs for f in fs]
+
+
+def _named_shape(name: str, model: Any) -> Any:
+    """``model`` if it names a preset (or is a shape), the refusal naming ``name`` otherwise."""
+    try:
+        _shape(model)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+    return model

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .. import check, memory, specs
-from .common import GB, GiB, MiB, _catalogue
+from .common import GB, GiB, MiB, _catalogue, _info, _records
 from .l2_model import _l2_bandwidth, l2_sweep_model
 from .coalescing import warp_request
 from .measure import Capacity, measure_bandwidth, measure_capacity, measure_l2_sweep, measure_strided_copy
 from .published import _STREAM_FIGURES, L2Sweep, published_l2_sweeps, published_stream, zero_figure1
-from .records import bandwidth_rows, sweep_rows
+from .records import _bandwidth_rows, sweep_rows
 
 #: Kernels shown for each published STREAM record (gpu-benches' init is our write).
 _VIEW_KERNELS = ("read", "write", "scale", "triad")
@@ -34,11 +34,13 @@ def bandwidth_points(info: Any = None, measured: Sequence[Mapping[str, Any]] | N
     """
     from .. import results, views
 
+    info = _info(info)
+    measured = _records("measured", measured, allow_none=True)
     pts = []
     if measured:
         spec = getattr(info, "spec", None)
         gpu = getattr(info, "spec_name", None) or (info.label() if info is not None else "this GPU")
-        for row in bandwidth_rows(measured):
+        for row in _bandwidth_rows(measured, "measured"):
             pts.append(views.Point(f"{row.kernel} ({row.engine})", gpu,
                                    spec.hbm_bytes_per_s / 1e9 if spec else None, row.bytes_per_s / 1e9, "GB/s",
                                    kind="measured", source="measured here"))
@@ -74,6 +76,7 @@ def show_bandwidth(info: Any, *, measure: bool | None = None) -> list[Any]:
     """
     from .. import tables, views
 
+    info = _info(info)
     run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
     measured = measure_bandwidth(quick=True) if run else None
     pts = bandwidth_points(info, measured)
@@ -133,6 +136,7 @@ def show_l2_sweep(info: Any, *, measure: bool | None = None) -> list[L2Sweep]:
 
     from .. import plots, tables, views
 
+    info = _info(info)
     run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
     sweeps: list[L2Sweep] = []
     if run:
@@ -140,7 +144,8 @@ def show_l2_sweep(info: Any, *, measure: bool | None = None) -> list[L2Sweep]:
         f, y, l2 = sweep_rows(recs)
         spec = getattr(info, "spec", None)
         if len(f) >= 3 and (l2 or spec):
-            sweeps.append(L2Sweep(getattr(info, "spec_name", None) or info.label(), tuple(f), tuple(y),
+            sweeps.append(L2Sweep(getattr(info, "spec_name", None) or (info.label() if info else "this device"),
+                                  tuple(f), tuple(y),
                                   float(l2 or spec.l2_bytes), "measured here"))
     sweeps += _recorded_sweeps() + published_l2_sweeps()
     n = min(4, len(sweeps))  # measured here (on a GPU) + the three published sweeps
@@ -187,14 +192,23 @@ def coalescing_points(info: Any = None, measured: Sequence[Mapping[str, Any]] | 
     """
     from .. import results, views
 
+    info = _info(info)
+    measured = _records("measured", measured, allow_none=True)
     pts = []
     gpu = getattr(info, "spec_name", None) or (info.label() if info is not None else "this GPU")
-    for r in measured or []:
-        p, d = r["params"], r["derived"]
-        if p.get("experiment") != "strided_copy" or (p["stride"], p["offset_bytes"]) == (1, 0):
+    for i, r in enumerate(measured or []):
+        p, d = r.get("params", {}), r.get("derived", {})
+        if p.get("experiment") != "strided_copy":
             continue
-        pts.append(views.Point(_pattern(p["stride"], p["offset_bytes"]), gpu, d["model_efficiency"],
-                               d["ratio_to_aligned"], _FRACTION, kind="measured", source="measured here"))
+        try:
+            pattern = (check.positive_int("stride", p["stride"]), check.nonneg_int("offset_bytes", p["offset_bytes"]))
+            model, real = d["model_efficiency"], d["ratio_to_aligned"]
+        except KeyError as exc:
+            raise ValueError(f"measured[{i}] lacks {exc}: not a record of measure_strided_copy") from None
+        if pattern == (1, 0):
+            continue
+        pts.append(views.Point(_pattern(*pattern), gpu, model, real, _FRACTION, kind="measured",
+                               source="measured here"))
     for rec in results.records(benchmark="hbm", kind="measured"):
         p = rec.params
         if p.get("experiment") != "strided_copy" or "ratio_to_aligned" not in rec.figures:
@@ -220,6 +234,7 @@ def show_coalescing(info: Any, *, measure: bool | None = None) -> list[Any]:
 
     from .. import plots, tables, views
 
+    info = _info(info)
     run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
     pts = coalescing_points(info, measure_strided_copy(quick=True) if run else None)
     fig, (left, right) = plots.figure("wide", 1, 2)
@@ -268,10 +283,8 @@ def capacity_rows(gpus: Sequence[str] = CAPACITY_GPUS) -> list[dict[str, Any]]:
     Chapter: *HBM*, "40 GB versus 80 GB"."""
     from .. import views
 
-    if isinstance(gpus, str):
-        raise TypeError(f"gpus must be a sequence of GPU names, got the string {gpus!r}")
     rows = []
-    for name in gpus:
+    for name in check.gpus("gpus", gpus):
         s = specs.get(name)
         fig = s.memory_figure("cuda_total")
         smi = s.nvidia_smi_memory_bytes
@@ -292,6 +305,7 @@ def show_capacity(info: Any) -> Capacity | None:
     table of :func:`capacity_rows`. Chapter: *HBM*, "40 GB versus 80 GB"."""
     from .. import tables
 
+    info = _info(info)
     cap = None
     if getattr(info, "backend", "cpu") == "cuda":
         cap = measure_capacity()

@@ -63,6 +63,7 @@ def attention_hbm_bytes(seq: int, head_dim: int, sram_bytes: float | None = None
     n = check.positive_int("seq", seq, maximum=1 << 22)
     d = check.positive_int("head_dim", head_dim, maximum=1 << 12)
     db = check.positive_int("dtype_bytes", dtype_bytes, maximum=8)
+    check.optional(check.positive, "sram_bytes", sram_bytes, maximum=1 << 30)  # checked even where unused
     algo = check.one_of("algorithm", algorithm, ALGORITHMS)
     p = check.one_of("passes", passes, PASSES)
     bm = check.positive_int("block_m", block_m, maximum=1 << 16)
@@ -111,6 +112,10 @@ def attention_model_ms(gpu: str | specs.GPUSpec, batch: int, heads: int, seq: in
     (``flash2``) counts K and V once when ``l2_reuse`` (the default: one head's K and V fit the L2).
     Chapter: *Programming the A100's SM*, "FlashAttention in Triton"."""
     s = specs.get(gpu)
+    if "bf16" not in s.fma_per_clk_per_sm:
+        with_bf16 = [n for n in specs.names() if "bf16" in specs.get(n).fma_per_clk_per_sm]
+        raise ValueError(f"gpu={s.name!r} has no bf16 tensor cores (the model times bf16 attention); "
+                         f"allowed: {', '.join(with_bf16)}")
     bh = check.positive_int("batch", batch, maximum=1 << 20) * check.positive_int("heads", heads, maximum=1 << 12)
     traffic = bh * attention_hbm_bytes(seq, head_dim, s.max_shared_bytes_per_sm, algorithm, passes=passes,
                                        block_m=block_m, causal=causal, l2_reuse=l2_reuse)

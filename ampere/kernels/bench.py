@@ -49,29 +49,28 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     With ``--device cpu``: the same code path in Triton's interpreter with tiny shapes (a test of the code,
     not a measurement). Chapter: *Programming the A100's SM*, "A Triton tiled matmul" and "FlashAttention in Triton".
     """
-    from .. import benchcli, results, timing
+    from .. import benchcli, check, results, timing
 
+    argv = check.sequence("argv", [] if argv is None else argv,
+                          lambda n, v: check.string(n, v, allow_empty=True), min_len=0, max_len=1000)
     p = benchcli.bench_parser(BENCHMARK, "Triton tiled matmul vs cuBLAS (block sizes, warps, stages) and "
                                          "Triton FlashAttention forward vs naive attention and SDPA.")
-    args = p.parse_args(list(argv or []))
+    args = p.parse_args(argv)
     info = benchcli.probe(args)
     gpu = info.backend == "cuda"
     if not gpu:
         os.environ["TRITON_INTERPRET"] = "1"
     if not triton_available():
-        print("error: triton is not installed; pip install 'triton>=3.0'", flush=True)
-        return 2
+        return benchcli.fail("triton is not installed; pip install 'triton>=3.0'")
     import torch
     import torch.nn.functional as F
 
     ks = _kernels()
     if gpu and ks["interpret"]:
-        print("error: TRITON_INTERPRET=1 is set but a GPU is measured; unset it", flush=True)
-        return 2
+        return benchcli.fail("TRITON_INTERPRET=1 is set but a GPU is measured; unset it")
     if not gpu and not ks["interpret"]:
-        print("error: --device cpu runs Triton's interpreter, but triton was already compiling for the GPU in "
-              "this process; run the benchmark in a fresh process", flush=True)
-        return 2
+        return benchcli.fail("--device cpu runs Triton's interpreter, but triton was already compiling for the GPU "
+                             "in this process; run the benchmark in a fresh process")
     dev = torch.device("cuda" if gpu else "cpu")
     # bf16 where the tensor cores have it (sm80+), fp16 on older GPUs, fp32 in the interpreter
     dtype = (torch.bfloat16 if info.bf16_tensor else torch.float16) if gpu else torch.float32

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .. import specs
+from .. import check, specs
 from .attention import attention_hbm_bytes
 from .l2_residency import l2_persistence
 from .launch_order import blocks_loaded, launch_traffic, program_order
@@ -20,6 +20,18 @@ from .tiling import bytes_in_flight, pipeline_time, tile_cost
 
 #: The GPUs the chapter draws side by side.
 CHAPTER_GPUS = ("A100-SXM4-80GB", "H100-SXM5-80GB")
+
+
+def _axes(ax: Any) -> Any:
+    from .. import plots
+
+    return plots.axes("ax", ax)
+
+
+def _three_axes(axes: Any) -> list[Any]:
+    from .. import plots
+
+    return check.sequence("axes", axes, plots.axes, min_len=3, max_len=3)
 
 
 def _tile_axes(ax: Any, sides: Sequence[int], xlabel: str, ylabel: str, legend_loc: str = "lower right") -> None:
@@ -37,6 +49,9 @@ def plot_tile_intensity(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS, precision: 
     Chapter: *Programming the A100's SM*, "Tiling and reuse"."""
     from .. import plots
 
+    ax = _axes(ax)
+    gpus = check.gpus("gpus", gpus, max_len=8)
+    check.one_of("precision", precision, specs.ALL_PRECISIONS)
     sides = [16, 32, 64, 128, 256]
     ax.plot(sides, [tile_cost(b, b, 32).intensity_flop_per_byte for b in sides], "o-", color="#333333",
             label="square tile b x b")
@@ -58,6 +73,8 @@ def plot_tile_shared(ax: Any, gpus: Sequence[str] = CHAPTER_GPUS) -> None:
     Chapter: *Programming the A100's SM*, "Tiling and reuse"."""
     from .. import plots
 
+    ax = _axes(ax)
+    gpus = check.gpus("gpus", gpus, max_len=8)
     sides = [32, 64, 128, 256]
     for st, style in zip((1, 2, 3, 4), ("o-", "s-", "^-", "D-")):
         ax.plot(sides, [tile_cost(b, b, 64, stages=st).shared_bytes / 1024 for b in sides], style, color="#444444",
@@ -75,6 +92,9 @@ def plot_pipeline(ax: Any, ratios: Sequence[float] = (0.5, 1.0, 2.0, 4.0), tiles
     Chapter: *Programming the A100's SM*, "cp.async and software pipelining"."""
     from .. import plots
 
+    ax = _axes(ax)
+    ratios = check.sequence("ratios", ratios, lambda n, v: check.positive(n, v, maximum=1e6), max_len=16)
+    tiles = check.bounded_int("tiles", tiles, 1, 1 << 20)
     stages = list(range(1, 7))
     for r in ratios:
         ax.plot(stages, [pipeline_time(tiles, r, 1.0, s).speedup_vs_one_stage for s in stages], "o-",
@@ -91,6 +111,9 @@ def plot_occupancy_registers(ax: Any, gpus: Sequence[str] = ("A100-SXM4-80GB", "
     Chapter: *Programming the A100's SM*, "Occupancy and latency hiding"."""
     from .. import plots
 
+    ax = _axes(ax)
+    gpus = check.gpus("gpus", gpus, max_len=8)
+    threads = check.bounded_int("threads", threads, 1, 1024)
     regs = list(range(16, 256, 1))
     for i, g in enumerate(gpus):
         fr = []
@@ -113,6 +136,10 @@ def plot_littles_law(ax: Any, gpus: Sequence[str] = ("A100-SXM4-80GB", "H100-SXM
     Chapter: *Programming the A100's SM*, "Occupancy and latency hiding"."""
     from .. import plots
 
+    ax = _axes(ax)
+    gpus = check.gpus("gpus", gpus, max_len=8)
+    latencies_ns = check.sequence("latencies_ns", latencies_ns, lambda n, v: check.positive(n, v, maximum=1e9),
+                                  max_len=1000)
     for g in gpus:
         s = specs.get(g)
         ax.plot(latencies_ns, [bytes_in_flight(s.hbm_bytes_per_s, t * 1e-9) / s.sm_count / 1024 for t in latencies_ns],
@@ -129,7 +156,12 @@ def plot_l2_persistence(ax: Any, gpu: str = "A100-SXM4-80GB", working_sets_mib: 
     Chapter: *Programming the A100's SM*, "L2 residency control"."""
     from .. import plots
 
+    ax = _axes(ax)
     spec = specs.get(gpu)
+    working_sets_mib = check.sequence("working_sets_mib", working_sets_mib,
+                                      lambda n, v: check.positive(n, v, maximum=1e9), max_len=16)
+    streaming_mib = check.nonneg("streaming_mib", streaming_mib, maximum=1e9)
+    passes = check.bounded_int("passes", passes, 1, 1 << 20)
     l2_mib = spec.l2_bytes / 2**20
     carve = [l2_mib * f / 20 for f in range(0, 21)]
     for w in working_sets_mib:
@@ -150,6 +182,10 @@ def plot_attention_traffic(ax: Any, head_dim: int = 64, gpus: Sequence[str] = CH
     algorithm"."""
     from .. import plots
 
+    ax = _axes(ax)
+    gpus = check.gpus("gpus", gpus, max_len=8)
+    head_dim = check.bounded_int("head_dim", head_dim, 1, 4096)
+    block_m = check.bounded_int("block_m", block_m, 1, 1 << 16)
     ns = [512, 1024, 2048, 4096, 8192, 16384]
     d = head_dim
     ax.plot(ns, [attention_hbm_bytes(n, d, None, "standard") / 2**20 for n in ns], "-", color="#333333",
@@ -176,8 +212,11 @@ def plot_bank_conflicts(axes: Sequence[Any], rows: int = 32, row_words: int = 32
     against the row length. Chapter: *Programming the A100's SM*, "Shared-memory banks and swizzling"."""
     from .. import plots
 
-    if len(axes) != 3:
-        raise ValueError(f"plot_bank_conflicts needs 3 axes, got {len(axes)}")
+    axes = _three_axes(axes)
+    rows = check.bounded_int("rows", rows, 1, 256)
+    row_words = check.bounded_int("row_words", row_words, 32, 4096)
+    if row_words % 32:
+        raise ValueError(f"row_words={row_words} must be a multiple of 32 (the XOR panel swizzles whole lines)")
     for ax, layout in zip(axes[:2], ("row-major", "xor")):
         banks = bank_map(rows, 4 * row_words, layout=layout)
         ax.imshow(banks, cmap="twilight", vmin=0, vmax=31, interpolation="nearest", aspect="equal")
@@ -218,8 +257,11 @@ def plot_launch_order(axes: Sequence[Any], grid: int = 9, group_m: int = 3, firs
 
     from .. import plots
 
-    if len(axes) != 3:
-        raise ValueError(f"plot_launch_order needs 3 axes, got {len(axes)}")
+    axes = _three_axes(axes)
+    grid = check.bounded_int("grid", grid, 1, 64)
+    group_m = check.bounded_int("group_m", group_m, 1, grid)
+    first = check.bounded_int("first", first, 1, grid * grid)
+    window = check.bounded_int("window", window, 1, 1 << 16)
     for ax, g, label in ((axes[0], 1, "row-major"), (axes[1], group_m, f"GROUP_M = {group_m}")):
         order = program_order(grid, grid, g)
         img = np.full((grid, grid), np.nan)

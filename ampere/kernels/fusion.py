@@ -12,9 +12,14 @@ Pure: no torch, no triton, no matplotlib.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .. import check, specs
+from .rules import _fields, _int, _num
+
+#: Bounds of a chain: kernels, tensors, and any tensor's bytes (1 PB).
+MAX_KERNELS = 1000
+MAX_TENSOR_BYTES = 1e15
 
 
 @dataclass(frozen=True)
@@ -26,15 +31,13 @@ class FusionOp:
     writes: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"FusionOp.name must be a non-empty string, got {self.name!r}")
+        check.string("FusionOp.name", self.name, max_len=200)
         for field in ("reads", "writes"):
-            v = getattr(self, field)
-            if isinstance(v, str) or not all(isinstance(t, str) for t in v):
-                raise TypeError(f"FusionOp.{field} must be a tuple of tensor names, got {v!r}")
-            object.__setattr__(self, field, tuple(v))
+            names = check.sequence(f"FusionOp.{field}", getattr(self, field),
+                                   lambda n, v: check.string(n, v, max_len=200), min_len=0, max_len=1000)
+            object.__setattr__(self, field, tuple(names))
         if not self.writes:
-            raise ValueError(f"FusionOp {self.name!r} writes nothing")
+            raise ValueError(f"FusionOp.writes: kernel {self.name!r} writes nothing")
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,12 @@ class FusionTraffic:
     fused_bytes: float
     kernels: int
 
+    def __post_init__(self) -> None:
+        _fields(self, unfused_bytes=_num(), fused_bytes=_num(), kernels=_int(1, MAX_KERNELS))
+        if self.fused_bytes > self.unfused_bytes:
+            raise ValueError(f"FusionTraffic.fused_bytes={self.fused_bytes:g} exceeds unfused_bytes="
+                             f"{self.unfused_bytes:g}: fusing never adds traffic")
+
     @property
     def saved_bytes(self) -> float:
         return self.unfused_bytes - self.fused_bytes
@@ -52,7 +61,8 @@ class FusionTraffic:
     def saved_s(self, gpu: str | specs.GPUSpec = "A100-SXM4-80GB", bytes_per_s: float | None = None) -> float:
         """Time the saved bytes take at the datasheet HBM bandwidth of ``gpu`` (or ``bytes_per_s``): a lower
         bound on the time saved, since real kernels reach a fraction of the datasheet and launches cost too."""
-        bw = specs.get(gpu).hbm_bytes_per_s if bytes_per_s is None else check.positive("bytes_per_s", bytes_per_s)
+        bw = (specs.get(gpu).hbm_bytes_per_s if bytes_per_s is None
+              else check.positive("bytes_per_s", bytes_per_s, maximum=1e18))
         return self.saved_bytes / bw
 
 
@@ -62,24 +72,24 @@ def fusion_traffic(ops: Sequence[FusionOp], sizes: Mapping[str, float], outputs:
     writes the tensors in ``outputs`` (those needed after the chain). Chapter: *Programming the A100's SM*,
     "Fusion: bytes that never reach HBM".
     """
-    if isinstance(ops, (str, bytes)) or not ops:
-        raise ValueError("ops must be a non-empty sequence of FusionOp")
-    if len(ops) > 1000:
-        raise ValueError(f"ops has {len(ops)} kernels; at most 1000")
-    for op in ops:
+    def one_op(n: str, op: Any) -> FusionOp:
         if not isinstance(op, FusionOp):
-            raise TypeError(f"every op must be a FusionOp, got {type(op).__name__}")
+            raise TypeError(f"{n} must be a FusionOp, got {op!r:.60} ({type(op).__name__})")
+        return op
+
+    ops = check.sequence("ops", ops, one_op, max_len=MAX_KERNELS)
+    sizes = check.mapping("sizes", sizes)
     named = {t for op in ops for t in (*op.reads, *op.writes)}
-    for t in named:
+    for t in sorted(named):
         if t not in sizes:
-            raise ValueError(f"tensor {t!r} has no size; sizes has {sorted(sizes)}")
-        check.nonneg(f"sizes[{t!r}]", sizes[t])
-    if isinstance(outputs, (str, bytes)):
-        raise TypeError(f"outputs must be a sequence of tensor names, got {outputs!r}")
+            raise ValueError(f"sizes has no entry for tensor {t!r}; it has {sorted(map(str, sizes))}")
+        check.nonneg(f"sizes[{t!r}]", sizes[t], maximum=MAX_TENSOR_BYTES)
+    outputs = check.sequence("outputs", outputs, lambda n, v: check.string(n, v, max_len=200), min_len=0,
+                             max_len=MAX_KERNELS)
     written = {t for op in ops for t in op.writes}
     for t in outputs:
         if t not in written:
-            raise ValueError(f"output {t!r} is not written by the chain; it writes {sorted(written)}")
+            raise ValueError(f"outputs: {t!r} is not written by the chain; it writes {sorted(written)}")
     unfused = sum(sizes[t] for op in ops for t in (*op.reads, *op.writes))
     external = {t for op in ops for t in op.reads if t not in written}
     fused = sum(sizes[t] for t in external) + sum(sizes[t] for t in set(outputs))

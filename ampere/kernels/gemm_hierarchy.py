@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from .. import check, specs
 from .occupancy import WARP_SIZE, sm_limits
+from .rules import _fields, _gpu, _int, _triple
 from .shared_memory import shared_memory_bandwidth
 
 #: Elements of one ldmatrix matrix (8 x 8 16-bit values) and matrices per .x4 load (PTX ISA, ldmatrix).
@@ -48,9 +49,8 @@ def cutlass_default(precision: str = "bf16") -> dict[str, Any]:
 
 
 def _shape(name: str, value: Sequence[int]) -> tuple[int, int, int]:
-    if isinstance(value, (str, bytes)) or len(value) != 3:
-        raise TypeError(f"{name} must be three integers (M, N, K), got {value!r}")
-    return tuple(check.positive_int(f"{name}[{i}]", v, maximum=1 << 16) for i, v in enumerate(value))  # type: ignore
+    """Three positive integers (M, N, K), each at most 65536."""
+    return _triple()(name, value)
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,12 @@ class GemmTiling:
     instruction: tuple[int, int, int]
     stages: int
     dtype_bytes: float
+
+    def __post_init__(self) -> None:
+        side = _int(1, 1 << 24)
+        _fields(self, gpu=_gpu, precision=lambda n, v: check.one_of(n, v, tuple(_DTYPE_BYTES)), m=side, n=side, k=side,
+                threadblock=_triple(), warp=_triple(), instruction=_triple(), stages=_int(1, 16),
+                dtype_bytes=lambda n, v: check.choice(n, v, tuple(sorted(set(_DTYPE_BYTES.values())))))
 
     @property
     def grid(self) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import check, specs
+from .rules import _fields, _gpu, _int, _num
 
 
 @dataclass(frozen=True)
@@ -31,20 +32,31 @@ class L2Persistence:
     hbm_bytes_default: float
     hbm_bytes_persisting: float
 
+    def __post_init__(self) -> None:
+        _fields(self, gpu=_gpu, working_set_bytes=_num(strict=True), streaming_bytes=_num(), carveout_bytes=_num(),
+                passes=_int(1, MAX_PASSES), hbm_bytes_default=_num(strict=True), hbm_bytes_persisting=_num(strict=True))
+
     @property
     def traffic_ratio(self) -> float:
         """HBM bytes without the window / with it (> 1: the window helps)."""
         return self.hbm_bytes_default / self.hbm_bytes_persisting
 
 
+#: Bounds of :func:`l2_persistence`: passes over the working set, and any byte count (1 PB).
+MAX_PASSES = 1 << 30
+MAX_BYTES = 1e15
+
+
 def l2_persistence(gpu: str | specs.GPUSpec, working_set_bytes: float, streaming_bytes: float,
                    carveout_bytes: float, passes: int = 10) -> L2Persistence:
-    """:class:`L2Persistence` of a reuse pattern on ``gpu``. Chapter: *Programming the A100's SM*, "L2"."""
+    """:class:`L2Persistence` of a reuse pattern on ``gpu``: ``passes`` over ``working_set_bytes`` reused, each
+    with ``streaming_bytes`` read once (0: no stream), and a persisting window of ``carveout_bytes`` (0: no
+    window; at most the L2). Chapter: *Programming the A100's SM*, "L2 residency control"."""
     spec = specs.get(gpu)
-    w = check.positive("working_set_bytes", working_set_bytes)
-    s = check.nonneg("streaming_bytes", streaming_bytes)
+    w = check.positive("working_set_bytes", working_set_bytes, maximum=MAX_BYTES)
+    s = check.nonneg("streaming_bytes", streaming_bytes, maximum=MAX_BYTES)
     c = check.nonneg("carveout_bytes", carveout_bytes, maximum=spec.l2_bytes)
-    n = check.positive_int("passes", passes)
+    n = check.positive_int("passes", passes, maximum=MAX_PASSES)
     l2 = float(spec.l2_bytes)
     first = w + s
     default_rest = s if w + s <= l2 else w + s

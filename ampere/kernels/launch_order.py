@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .. import check, specs
+from .rules import _fields, _int, _num
 
 #: Upper bound on the programs a model call walks through (the loops are O(programs)).
 MAX_PROGRAMS = 1 << 22
@@ -82,6 +83,12 @@ class LaunchTraffic:
     hbm_bytes: float
     compulsory_bytes: float
 
+    def __post_init__(self) -> None:
+        side = _int(1, 1 << 24)
+        _fields(self, m=side, n=side, k=side, block_m=_int(1, 4096), block_n=_int(1, 4096), group_m=_int(1, 1 << 16),
+                window=_int(1, 1 << 16), dtype_bytes=_int(1, 8), l2_bytes=_num(strict=True),
+                hbm_bytes=_num(strict=True), compulsory_bytes=_num(strict=True))
+
     @property
     def flops(self) -> float:
         return 2.0 * self.m * self.n * self.k
@@ -93,9 +100,11 @@ class LaunchTraffic:
 
     def time_s(self, gpu: str | specs.GPUSpec, precision: str = "bf16", l2_bytes_per_s: float | None = None) -> float:
         """Roofline time: the largest of FLOPs / dense peak, HBM bytes / HBM bandwidth and requested bytes /
-        L2 bandwidth (``l2_bytes_per_s``, default the GPU's theoretical L2 bandwidth when it has one)."""
+        L2 bandwidth (``l2_bytes_per_s``, default the GPU's theoretical L2 bandwidth when it has one).
+        Chapter: *Programming the A100's SM*, "Launch order and L2 reuse"."""
         s = specs.get(gpu)
-        l2bw = s.l2_bytes_per_s if l2_bytes_per_s is None else check.positive("l2_bytes_per_s", l2_bytes_per_s)
+        l2bw = (s.l2_bytes_per_s if l2_bytes_per_s is None
+                else check.positive("l2_bytes_per_s", l2_bytes_per_s, maximum=1e18))
         times = [self.flops / s.peak_flops(precision), self.hbm_bytes / s.hbm_bytes_per_s]
         if l2bw:
             times.append(self.l2_bytes / l2bw)

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .. import check, specs
+from .rules import _fields, _gpu, _int, _text
 
 WARP_SIZE = 32
 
@@ -39,6 +40,18 @@ class SMLimits:
     shared_banks: int                # sm-limits table (CUDA Programming Guide, "Shared Memory Access Patterns")
     shared_bank_bytes: int
     source: str = ""
+
+    def __post_init__(self) -> None:
+        cc = check.sequence("SMLimits.compute_capability", self.compute_capability,
+                            lambda n, v: check.bounded_int(n, v, 0, 99), min_len=2, max_len=2)
+        object.__setattr__(self, "compute_capability", tuple(cc))
+        counts = _int(1, 1 << 30)
+        _fields(self, gpu=_gpu, max_threads_per_sm=counts, registers_per_sm=counts, shared_bytes_per_sm=counts,
+                max_warps_per_sm=counts, max_blocks_per_sm=counts, max_threads_per_block=counts,
+                max_registers_per_thread=counts, max_registers_per_block=counts,
+                max_shared_bytes_per_block=counts, reserved_shared_bytes_per_block=_int(0, 1 << 30),
+                register_alloc_unit_per_warp=counts, shared_alloc_unit_bytes=counts, sub_partitions=counts,
+                shared_banks=counts, shared_bank_bytes=counts, source=_text(allow_empty=True))
 
 
 _LIMITS_ROWS: dict[str, dict[str, Any]] | None = None
@@ -113,7 +126,18 @@ class Occupancy:
     shared_allocated_bytes: int = 0  # per block, reservation and rounding included
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "blocks_by", MappingProxyType(dict(self.blocks_by)))
+        _fields(self, gpu=_gpu, threads_per_block=_int(1, 1 << 16), registers_per_thread=_int(0, 1 << 16),
+                shared_bytes_per_block=_int(0, 1 << 30), warps_per_block=_int(1, 1 << 11),
+                blocks_per_sm=_int(0, 1 << 16), active_warps=_int(0, 1 << 20), max_warps=_int(1, 1 << 20),
+                limiter=_text(), registers_per_block=_int(0, 1 << 30), shared_allocated_bytes=_int(0, 1 << 30))
+        by = check.mapping("Occupancy.blocks_by", self.blocks_by)
+        for k, v in by.items():
+            check.string("Occupancy.blocks_by", k)
+            check.bounded_int(f"Occupancy.blocks_by[{k!r}]", v, 0, 1 << 20)
+        object.__setattr__(self, "blocks_by", MappingProxyType(by))
+        if self.active_warps != self.blocks_per_sm * self.warps_per_block or self.active_warps > self.max_warps:
+            raise ValueError(f"Occupancy.active_warps={self.active_warps} must be blocks_per_sm x warps_per_block "
+                             f"({self.blocks_per_sm} x {self.warps_per_block}) and at most max_warps={self.max_warps}")
 
     @property
     def fraction(self) -> float:

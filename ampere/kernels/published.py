@@ -21,7 +21,7 @@ def published_sram_estimate(gpu: str | specs.GPUSpec) -> tuple[float, Any] | Non
     "The hierarchy from a kernel's point of view"."""
     from .. import results
 
-    spec = specs.get(gpu)
+    spec = specs.get(gpu)  # a catalogue name in any case, or a GPUSpec; TypeError naming gpu otherwise
     for rec in results.records(benchmark="memory-hierarchy", kind="published"):
         if "sram_bandwidth_tb_per_s" in rec.figures and spec.name.startswith(rec.gpu + "-"):
             return rec.figures["sram_bandwidth_tb_per_s"] * 1e12, rec

@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 
 from .. import check, specs
 from .occupancy import sm_limits
+from .rules import _fields, _int
 
 LAYOUTS = ("row-major", "padded", "xor")
 
@@ -43,6 +44,17 @@ class BankConflict:
     degree: int                 # requests after splitting: max distinct words in one bank
     n_banks: int
 
+    def __post_init__(self) -> None:
+        _fields(self, degree=_int(1, 1 << 16), n_banks=_int(1, 1024))
+        for name in ("words", "banks"):
+            hi = (1 << 40) if name == "words" else self.n_banks - 1
+            v = check.sequence(f"BankConflict.{name}", getattr(self, name), lambda n, x: check.bounded_int(n, x, 0, hi),
+                               max_len=1 << 14)
+            object.__setattr__(self, name, tuple(v))
+        if len(self.words) != len(self.banks):
+            raise ValueError(f"BankConflict.words and BankConflict.banks must have the same length; got "
+                             f"{len(self.words)} and {len(self.banks)}")
+
     @property
     def efficiency(self) -> float:
         """Share of the banks' bandwidth the request uses: distinct words / (degree x banks)."""
@@ -58,14 +70,11 @@ def bank_conflicts(addresses: Iterable[int], *, access_bytes: int = 4,
     """
     lim = sm_limits(gpu)
     width = check.choice("access_bytes", access_bytes, (4, 8, 16))
-    if isinstance(addresses, (str, bytes)):
-        raise TypeError(f"addresses must be a sequence of byte addresses, got {addresses!r}")
-    addrs = [check.nonneg_int("address", a) for a in addresses]
-    if not addrs or len(addrs) > 1024:
-        raise ValueError(f"addresses must hold 1 to 1024 addresses (a warp's request), got {len(addrs)}")
-    for a in addrs:
+    addrs = check.sequence("addresses", addresses, lambda n, v: check.nonneg_int(n, v, maximum=1 << 40),
+                           max_len=1024)
+    for i, a in enumerate(addrs):
         if a % width:
-            raise ValueError(f"address {a} is not aligned to access_bytes={width}")
+            raise ValueError(f"addresses[{i}]={a} is not aligned to access_bytes={width}")
     words = tuple(a // lim.shared_bank_bytes + i for a in addrs for i in range(width // lim.shared_bank_bytes))
     banks = tuple(w % lim.shared_banks for w in words)
     per_bank: dict[int, set[int]] = {}
@@ -89,7 +98,8 @@ def tile_offset(row: int, column_byte: int, row_bytes: int, *, access_bytes: int
     of whole 128-byte lines). Chapter: *Programming the A100's SM*, "Shared-memory banks and swizzling".
     """
     width = check.choice("access_bytes", access_bytes, (4, 8, 16))
-    r = check.nonneg_int("row", row)
+    check.gpu("gpu", gpu)  # checked in every layout, not only where the swizzle reads it
+    r = check.nonneg_int("row", row, maximum=1 << 20)
     rb = check.positive_int("row_bytes", row_bytes, maximum=1 << 20)
     cb = check.nonneg_int("column_byte", column_byte, maximum=rb - 1)
     check.one_of("layout", layout, LAYOUTS)
@@ -123,6 +133,7 @@ def bank_map(rows: int, row_bytes: int, *, access_bytes: int = 4, layout: str = 
     ``layout`` (rows of units, for a picture). Chapter: *Programming the A100's SM*, "Shared-memory banks"."""
     n = check.positive_int("rows", rows, maximum=256)
     width = check.choice("access_bytes", access_bytes, (4, 8, 16))
+    row_bytes = check.positive_int("row_bytes", row_bytes, maximum=1 << 16)
     lim = sm_limits(gpu)
     return [[tile_offset(r, c, row_bytes, access_bytes=width, layout=layout, gpu=gpu) // lim.shared_bank_bytes
              % lim.shared_banks for c in range(0, row_bytes, width)] for r in range(n)]
@@ -132,10 +143,7 @@ def column_conflicts(row_words: Sequence[int], layout: str = "row-major",
                      gpu: str | specs.GPUSpec = "A100-SXM4-80GB") -> list[int]:
     """Conflict degree of a warp reading one float column, for each row length in 4-byte words (the curve of
     the chapter's figure). Chapter: *Programming the A100's SM*, "Shared-memory banks and swizzling"."""
-    if isinstance(row_words, (str, bytes)):
-        raise TypeError(f"row_words must be a sequence of integers, got {row_words!r}")
-    out = []
-    for w in row_words:
-        w = check.positive_int("row_words", w, maximum=4096)
-        out.append(tile_column_read(4 * w, layout=layout, gpu=gpu).degree)
-    return out
+    lengths = check.sequence("row_words", row_words, lambda n, v: check.positive_int(n, v, maximum=4096),
+                             max_len=4096)
+    check.one_of("layout", layout, LAYOUTS)
+    return [tile_column_read(4 * w, layout=layout, gpu=gpu).degree for w in lengths]

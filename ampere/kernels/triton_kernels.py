@@ -153,10 +153,26 @@ def _tensor(name: str, x: Any, ndim: int) -> Any:
 
 
 def _block(name: str, value: Any) -> int:
-    v = check.positive_int(name, value)
+    v = check.positive_int(name, value, maximum=1024)
     if v < 16 or v & (v - 1):
         raise ValueError(f"{name} must be a power of two >= 16 (tl.dot needs 16), got {v}")
     return v
+
+
+#: Largest head dimension the attention functions take (the FlashAttention kernel keeps a row of Q on chip).
+MAX_HEAD_DIM = 256
+
+
+def _same_shapes(q: Any, k: Any, v: Any) -> tuple[Any, Any, Any]:
+    """q, k, v: 4-D float tensors (batch, heads, seq, head_dim) of one shape and dtype, head_dim <= 256."""
+    q, k, v = _tensor("q", q, 4), _tensor("k", k, 4), _tensor("v", v, 4)
+    if not (q.shape == k.shape == v.shape):
+        raise ValueError(f"q, k and v must have one shape, got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError(f"q, k and v must have one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if q.shape[-1] > MAX_HEAD_DIM:
+        raise ValueError(f"q, k and v: head_dim {q.shape[-1]} exceeds {MAX_HEAD_DIM}")
+    return q, k, v
 
 
 def _placed(ks: dict[str, Any], *tensors: Any) -> None:
@@ -180,7 +196,6 @@ def matmul(a: Any, b: Any, *, block_m: int = 64, block_n: int = 64, block_k: int
     Chapter: *Programming the A100's SM*, "A Triton tiled matmul" and "Launch order and L2 reuse"."""
     import torch
 
-    ks = _kernels()
     a = _tensor("a", a, 2)
     b = _tensor("b", b, 2)
     if a.shape[1] != b.shape[0]:
@@ -193,6 +208,7 @@ def matmul(a: Any, b: Any, *, block_m: int = 64, block_n: int = 64, block_k: int
     if nw & (nw - 1):
         raise ValueError(f"num_warps must be a power of two, got {nw}")
     st = check.positive_int("num_stages", num_stages, maximum=8)
+    ks = _kernels()  # after the arguments: a bad argument is named before triton is touched
     _placed(ks, a, b)
     m, k = a.shape
     n = b.shape[1]
@@ -211,16 +227,14 @@ def flash_attention(q: Any, k: Any, v: Any, *, causal: bool = False, block_m: in
     exists in memory. Chapter: *Programming the A100's SM*, "FlashAttention in Triton"."""
     import torch
 
-    ks = _kernels()
-    q, k, v = _tensor("q", q, 4), _tensor("k", k, 4), _tensor("v", v, 4)
-    if not (q.shape == k.shape == v.shape):
-        raise ValueError(f"q, k and v must have one shape, got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise ValueError(f"q, k and v must have one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    q, k, v = _same_shapes(q, k, v)
     causal = check.boolean("causal", causal)
     bm, bn = _block("block_m", block_m), _block("block_n", block_n)
     nw = check.positive_int("num_warps", num_warps, maximum=32)
     st = check.positive_int("num_stages", num_stages, maximum=8)
+    if nw & (nw - 1):
+        raise ValueError(f"num_warps must be a power of two, got {nw}")
+    ks = _kernels()  # after the arguments: a bad argument is named before triton is touched
     _placed(ks, q, k, v)
     batch, heads, seq, d = q.shape
     block_d = max(16, 1 << (d - 1).bit_length())
@@ -237,9 +251,12 @@ def naive_attention(q: Any, k: Any, v: Any, *, causal: bool = False) -> Any:
     Chapter: *Programming the A100's SM*, "FlashAttention"."""
     import torch
 
-    q, k, v = _tensor("q", q, 4), _tensor("k", k, 4), _tensor("v", v, 4)
+    q, k, v = _same_shapes(q, k, v)
+    causal = check.boolean("causal", causal)
+    if q.device != k.device or q.device != v.device:
+        raise ValueError(f"q, k and v must be on one device, got {q.device}, {k.device}, {v.device}")
     s = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
-    if check.boolean("causal", causal):
+    if causal:
         n = q.shape[-2]
         mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
         s = s.masked_fill(~mask, float("-inf"))

@@ -19,6 +19,7 @@ from .bench import BENCHMARK
 from .figures import CHAPTER_GPUS
 from .occupancy import occupancy, sm_limits
 from .published import published_attention, published_sram_estimate
+from .rules import _info
 from .shared_memory import shared_memory_bandwidth
 from .triton_kernels import flash_attention, matmul, naive_attention, triton_available
 
@@ -39,10 +40,20 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
     Chapter: *Programming the A100's SM*, "The hierarchy from a kernel's point of view"."""
     from .. import views
 
-    if isinstance(gpus, str):
-        raise TypeError(f"gpus must be a sequence of GPU names, got the string {gpus!r}")
-    l2_read = dict(l2_read or {})
-    l2_reported = dict(l2_reported or {})
+    gpus = check.gpus("gpus", gpus, max_len=64)
+
+    def by_gpu(name: str, value: Any, item: Any) -> dict[str, Any]:
+        out = {}
+        for g, v in check.mapping(name, {} if value is None else value).items():
+            out[specs.get(check.gpu(name, g)).name] = item(f"{name}[{g!r}]", v)
+        return out
+
+    def read_figure(n: str, v: Any) -> tuple[float, str]:
+        pair = check.sequence(n, v, min_len=2, max_len=2)
+        return check.positive(f"{n}[0]", pair[0], maximum=1e18), check.string(f"{n}[1]", pair[1], max_len=200)
+
+    l2_read = by_gpu("l2_read", l2_read, read_figure)
+    l2_reported = by_gpu("l2_reported", l2_reported, lambda n, v: check.positive_int(n, v, maximum=1 << 40))
     rows = []
     for g in gpus:
         s = specs.get(g)
@@ -51,7 +62,7 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
         measured = ""
         if s.name in l2_read:
             bw, src = l2_read[s.name]
-            measured = f"; {check.positive('l2_read bytes/s', bw) / 1e12:.1f} TB/s measured ({src})"
+            measured = f"; {bw / 1e12:.1f} TB/s measured ({src})"
         smem = (f"{shared_memory_bandwidth(s) / 1e12:.1f} TB/s ({lim.shared_banks} banks x {lim.shared_bank_bytes} B x "
                 f"{s.sm_count} SMs x {s.boost_clock_hz / 1e9:.2f} GHz)")
         est = published_sram_estimate(s)
@@ -66,7 +77,7 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
              "bandwidth": smem},
             {"GPU": s.name, "level": "L2", "capacity": f"{s.l2_bytes / 2**20:.0f} MiB per GPU" if
              l2_reported.get(s.name, s.l2_bytes) == s.l2_bytes else
-             f"{check.positive_int('l2_reported', l2_reported[s.name]) / 2**20:.0f} MiB per GPU as CUDA reports it "
+             f"{l2_reported[s.name] / 2**20:.0f} MiB per GPU as CUDA reports it "
              f"({s.l2_bytes / 2**20:.0f} MiB in the catalogue)",
              "bandwidth": (f"{l2bw / 1e12:.1f} TB/s (theoretical)" if l2bw else "not published by NVIDIA") + measured},
             {"GPU": s.name, "level": "HBM", "capacity": f"{s.memory_bytes / 2**30:.0f} GiB ({s.cuda_visible_bytes / 1e9:.1f} GB "
@@ -78,10 +89,15 @@ def hierarchy_rows(gpus: Sequence[str] = (*CHAPTER_GPUS, "H200-SXM-141GB"),
 
 def occupancy_rows(threads_per_block: int, registers_per_thread: int, shared_bytes_per_block: int,
                    gpus: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """:func:`occupancy` of one kernel on every catalogue GPU, as table rows.
+    """:func:`occupancy` of one kernel on every catalogue GPU (or on ``gpus``), as table rows; a GPU whose
+    limits the configuration exceeds gets a "cannot launch" row saying which. The arguments are checked
+    first against bounds no GPU reaches (threads 1 to 65536, registers 0 to 65536, shared bytes 0 to 1 GiB).
     Chapter: *Programming the A100's SM*, "Occupancy and latency hiding"."""
+    check.bounded_int("threads_per_block", threads_per_block, 1, 1 << 16)
+    check.bounded_int("registers_per_thread", registers_per_thread, 0, 1 << 16)
+    check.bounded_int("shared_bytes_per_block", shared_bytes_per_block, 0, 1 << 30)
     rows = []
-    for g in gpus or specs.names():
+    for g in specs.names() if gpus is None else check.gpus("gpus", gpus):
         try:
             o = occupancy(g, threads_per_block, registers_per_thread, shared_bytes_per_block)
         except ValueError as exc:
@@ -105,6 +121,7 @@ def show_matmul(info: Any) -> None:
     tiled matmul"."""
     from .. import results, tables, views
 
+    info = _info(info)
     points: list[Any] = []
     if getattr(info, "backend", "cpu") == "cuda" and triton_available() and info.spec is not None:
         import torch
@@ -182,6 +199,11 @@ def show_attention(info: Any, batch: int = 4, heads: int = 16, seq: int = 4096, 
     (:func:`attention_points`). Chapter: *Programming the A100's SM*, "FlashAttention in Triton"."""
     from .. import tables, views
 
+    info = _info(info)
+    batch = check.positive_int("batch", batch, maximum=1 << 10)
+    heads = check.positive_int("heads", heads, maximum=1 << 10)
+    seq = check.positive_int("seq", seq, maximum=1 << 17)
+    head_dim = check.choice("head_dim", head_dim, (16, 32, 64, 128))
     points: list[Any] = []
     algos = {"naive": "standard", "flash": "flash2", "sdpa": "flash2"}  # SDPA on sm80: a FlashAttention-2 kernel
     if getattr(info, "backend", "cpu") == "cuda" and triton_available() and info.spec is not None:
@@ -247,6 +269,7 @@ def show_profile(info: Any) -> None:
     page (labelled so). Chapter: *Programming the A100's SM*, "Profiling"."""
     from .. import tables
 
+    info = _info(info)
     import torch
     from torch.profiler import ProfilerActivity, profile
 

@@ -257,7 +257,9 @@ def today_plan() -> Calculator:
         notes = ("prices: the 2026 rental ranges the chapter cites (low-high, per GPU-hour); '-' where none is "
                  "cited",
                  "speed: the decoding bound of the HBM chapter" if task == "inference"
-                 else "speed: the Megatron-LM throughput model of the Megatron chapter")
+                 else "speed and memory: one layout of the Megatron chapter's search, timed and sized on each "
+                      "card's own network (NVSwitch, or PCIe for the PCIe cards); QLoRA at a published "
+                      "QLoRA/LoRA ratio")
         return Answer(summary, (Table(columns, rows),), notes)
 
     models = (*transformer.SIZE_CLASSES, *today.MODELS)

@@ -33,7 +33,8 @@ The package, one file per concern (the chapter's sections, in order):
   (:func:`table5_rows`) and abstract (:func:`runs_2022`), :func:`validation_groups`, :func:`validate`
   (``python -m ampere validate megatron``), the seed article's :func:`claims`. Pure.
 * ``other_teams.py``: published runs of other teams on other stacks, predicted with their own
-  configuration (:func:`team_rows`, :func:`team_groups`). Pure.
+  configuration (:func:`team_rows`, :func:`team_groups`), and every A100 row of MosaicML's benchmark table
+  at 2,048 tokens (:func:`mosaicml_sweep`). Pure.
 * ``peers.py``: the package against Megatron-LM's and DeepSpeed's own estimators (:func:`cross_check`,
   :func:`peer_explanations`). Pure.
 * ``lessons.py``: tensor-parallel efficiency (:func:`tp_efficiency`), overlap (:func:`overlap_effect`),
@@ -85,7 +86,7 @@ from .validation import (TARGET_2022_MAX, TARGET_2022_MEAN, TARGET_2022_SPEEDUP,
                          TARGET_MAX_ABS_ERROR, TARGET_MEAN_ABS_ERROR, ValidationGroup, _table1_scores, claims,
                          runs_2022, speedup_2022, table1_rows, table2_rows, table5_rows, validate,
                          validation_groups)
-from .other_teams import TeamGroup, TeamRun, team_groups, team_rows, team_runs
+from .other_teams import TeamGroup, TeamRun, mosaicml_sweep, team_groups, team_rows, team_runs
 from .peers import cross_check
 from .peers import explanations as peer_explanations
 from .lessons import context_parallel, expert_parallel, overlap_effect, tp_efficiency
@@ -103,5 +104,5 @@ __all__ = [
     "Software", "software", "overlapped", "step_collectives", "DEFAULT_CONVENTION", "GEMM_CEILINGS",
     "FLOP_CONVENTIONS", "ZERO3_PREFETCH", "table5_rows", "TeamGroup", "TeamRun", "team_groups", "team_rows",
     "team_runs", "cross_check", "peer_explanations", "context_parallel", "expert_parallel", "overlap_effect",
-    "tp_efficiency", "CATEGORY_LABELS",
+    "tp_efficiency", "CATEGORY_LABELS", "mosaicml_sweep",
 ]

@@ -10,11 +10,12 @@ ideas". Pure: collective times from :mod:`ampere.collectives` over the node netw
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
-from .. import check, collectives
-from .hardware import _allreduce, _Hardware
+from .. import check, collectives, fabrics
+from .hardware import _Hardware
 from .inputs import INPUTS
 
 
@@ -29,7 +30,8 @@ def overlapped(comm_s: float, compute_s: float, slowdown: float | None = None) -
     """
     c = check.nonneg("comm_s", comm_s)
     g = check.nonneg("compute_s", compute_s)
-    k = INPUTS["overlap_slowdown"].value if slowdown is None else check.real("slowdown", slowdown, minimum=1.0)
+    k = INPUTS["overlap_slowdown"].value if slowdown is None else check.real("slowdown", slowdown, minimum=1.0,
+                                                                             maximum=1e6)
     if c == 0:
         return 0.0
     return max(c - g, c * (1 - 1 / k))
@@ -49,22 +51,44 @@ def slowdown_at(hw: _Hardware, bytes_per_s: float) -> float:
     return 1 + (k - 1) * min(1.0, rate / hw.nvl_bw)
 
 
-def tp_collective(hw: _Hardware, op: str, nbytes: float, t: int) -> float:
-    """A reduce-scatter, all-gather or all-reduce of ``nbytes`` over ``t`` tensor-parallel ranks: NVSwitch
-    inside a node, hierarchical over the node network beyond it."""
-    if t == 1:
+@functools.lru_cache(maxsize=256)
+def _group_network(net: fabrics.NodeNetwork, members: int) -> fabrics.NodeNetwork:
+    """The node as one group of ``members`` ranks per node sees it: its members on NVLink and one rail each,
+    at the node's per-GPU share of the adapters (the other groups of the node use the other rails)."""
+    if members == net.gpus_per_node:
+        return net
+    share = net.inter_bytes_per_s_per_gpu
+    return net.with_(name=f"{net.name}, {members} of its GPUs", gpus_per_node=members,
+                     nvlink_domain=min(members, net.nvlink_domain), hcas_per_node=members if share else 0,
+                     hca_bytes_per_s=share)
+
+
+def group_collective(hw: _Hardware, op: str, nbytes: float, ranks: int, members_per_node: int) -> float:
+    """One ring collective of ``nbytes`` per rank over a group of ``ranks`` GPUs with ``members_per_node`` of
+    them in each node, as NCCL runs it (:func:`ampere.collectives.nccl_collective_time`, chapter *NVLink,
+    NVSwitch and collectives*): the fixed overhead of the collective, one hop latency per step (NVLink
+    inside a node, the network between nodes) and the bandwidth term. Inside one node the ring runs over
+    NVSwitch at the model's ``nvl_bw``; across nodes NCCL's rings are rail-aligned, so the group's members
+    in a node each leave it through their own adapter and the ring runs at min(NVLink, members x one
+    adapter's share), while the node's other groups use the other rails at the same time. A group that
+    does not fill its nodes evenly is taken as the largest even split (``gcd``). Chapter: "A throughput
+    model built from hardware"."""
+    if ranks == 1:
         return 0.0
-    if op == "all_reduce":
-        if t <= hw.per_node:
-            return _allreduce(hw, nbytes, t)
-        nodes = math.ceil(t / hw.per_node)
-        return collectives.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=hw.per_node,
-                                                         intra_bytes_per_s=hw.nvl_bw,
-                                                         inter_bytes_per_s=hw.per_node * hw.ib_bw,
-                                                         intra_latency_s=hw.nvl_lat, inter_latency_s=hw.ib_lat)
-    if t <= hw.per_node:
-        return collectives.collective_time(op, nbytes, t, hw.nvl_bw, hw.nvl_lat)
-    return collectives.collective_time(op, nbytes, t, hw.ib_bw, hw.ib_lat)
+    net = hw.net
+    k = max(1, min(members_per_node, net.gpus_per_node, ranks))
+    if ranks > k:
+        k = math.gcd(k, ranks)
+        if net.hcas_per_node == 0:
+            raise ValueError(f"a group of {ranks} GPUs spans nodes but {net.name} has no network adapters "
+                             f"(hcas_per_node=0); allowed: at most {net.gpus_per_node} GPUs")
+    return collectives.nccl_collective_time(op, nbytes, ranks, _group_network(net, k))
+
+
+def tp_collective(hw: _Hardware, op: str, nbytes: float, t: int) -> float:
+    """A reduce-scatter, all-gather or all-reduce of ``nbytes`` over ``t`` tensor-parallel ranks (consecutive
+    ranks: NVSwitch inside a node, rail-aligned rings over whole nodes beyond it), :func:`group_collective`."""
+    return group_collective(hw, op, nbytes, t, min(t, hw.per_node))
 
 
 def p2p_time(hw: _Hardware, nbytes: float, t: int, d: int, p: int, scatter_gather: bool) -> float:
@@ -72,34 +96,26 @@ def p2p_time(hw: _Hardware, nbytes: float, t: int, d: int, p: int, scatter_gathe
 
     Stage k holds ranks [k t d, (k+1) t d): when the pipeline spans more than one node, some stage
     boundary crosses nodes, and the device behind it paces the pipeline. With ``scatter_gather`` each tensor
-    rank sends 1/t over its own adapter and an all-gather over NVLink rebuilds the tensor.
+    rank sends 1/t over its own adapter and an all-gather over NVLink rebuilds the tensor. A send is one
+    NCCL operation of one hop: it pays the node network's fixed overhead and one hop latency (inside the
+    node or between nodes), like a collective (an assumption: the overheads were derived from all-reduces).
     """
+    net = hw.net
     if t * d * p <= hw.per_node:  # the whole pipeline inside one node: NVLink
-        return nbytes / hw.nvl_bw + hw.nvl_lat
+        return nbytes / hw.nvl_bw + net.intra_overhead_s + net.intra_latency_s
+    hop = net.inter_overhead_s + net.inter_latency_s
     if scatter_gather and 1 < t <= hw.per_node:
-        return (nbytes / t) / hw.ib_bw + hw.ib_lat + collectives.collective_time("all_gather", nbytes, t, hw.nvl_bw,
-                                                                                 hw.nvl_lat)
-    return nbytes / hw.ib_bw + hw.ib_lat
+        return (nbytes / t) / hw.ib_bw + hop + group_collective(hw, "all_gather", nbytes, t, t)
+    return nbytes / hw.ib_bw + hop
 
 
 def dp_collective(hw: _Hardware, op: str, nbytes: float, t: int, d: int) -> float:
     """A collective of ``nbytes`` per rank over one data-parallel group of ``d`` ranks (ranks ordered tensor,
     then data, then pipeline): NVSwitch while the group fits in a node; across nodes NCCL's rings are
     rail-aligned (each member of the group in a node leaves it through its own adapter), so their bandwidth
-    is the group's share of the node's adapters, at most NVLink's: an all-reduce is hierarchical
-    (:func:`ampere.collectives.hierarchical_all_reduce_time`), an all-gather or reduce-scatter a ring at that
-    bandwidth. Chapter: "A throughput model built from hardware"."""
-    if d == 1:
-        return 0.0
-    if t * d <= hw.per_node:
-        return collectives.collective_time(op, nbytes, d, hw.nvl_bw, hw.nvl_lat)
-    per_node = max(1, hw.per_node // t)  # members of this group in one node; each has its own adapter
-    if op != "all_reduce":
-        return collectives.collective_time(op, nbytes, d, min(hw.nvl_bw, per_node * hw.ib_bw), hw.ib_lat)
-    nodes = d // per_node
-    return collectives.hierarchical_all_reduce_time(nbytes, nodes, gpus_per_node=per_node,
-                                                     intra_bytes_per_s=hw.nvl_bw, inter_bytes_per_s=per_node * hw.ib_bw,
-                                                     intra_latency_s=hw.nvl_lat, inter_latency_s=hw.ib_lat)
+    is the group's share of the node's adapters, at most NVLink's (:func:`group_collective`).
+    Chapter: "A throughput model built from hardware"."""
+    return group_collective(hw, op, nbytes, d, max(1, hw.per_node // t))
 
 
 def dp_bytes_per_s(hw: _Hardware, t: int, d: int) -> float:
@@ -135,7 +151,7 @@ def step_collectives(params_per_gpu: float, data_parallel: int, microbatches: in
     reduce-scatters every microbatch's gradients; the other schemes reduce once per step.
     Chapter: "ZeRO and FSDP as ideas".
     """
-    n = check.positive("params_per_gpu", params_per_gpu)
+    n = check.positive("params_per_gpu", params_per_gpu, maximum=1e16)
     d = check.positive_int("data_parallel", data_parallel, maximum=1_000_000)
     m = check.positive_int("microbatches", microbatches, maximum=1_000_000)
     g = check.choice("grad_bytes", grad_bytes, (2, 4))

@@ -24,10 +24,20 @@ def plot_schedule(result: ScheduleResult, ax: Any = None, title: str | None = No
     Chapter: "Pipeline schedules". Forwards are blue, backwards green; darker shades are the first model
     chunk, lighter ones later chunks; white space is the bubble. Returns (fig, ax).
     """
+    from .. import check
+
+    if not isinstance(result, ScheduleResult):
+        raise TypeError(f"result must be a ScheduleResult (simulate_schedule), got {result!r:.60} "
+                        f"({type(result).__name__})")
+    check.optional(check.string, "title", title, max_len=300)
+    label_microbatches = check.boolean("label_microbatches", label_microbatches)
+
     from matplotlib.patches import Rectangle
 
     from .. import plots
 
+    if ax is not None:
+        plots.axes("ax", ax, "add_patch")
     if ax is None:
         fig, ax = plots.figure("wide")
     else:
@@ -69,8 +79,11 @@ def layer_gemm_points(info: Any = None) -> list[Any]:
     The model column is :func:`gemm_time` for the same shape and GPU (the MAMF figure is one of its
     inputs, so at that shape the ratio shows only the wave-quantisation correction).
     """
-    from .. import views
+    from .. import device, views
 
+    if info is not None and not isinstance(info, device.DeviceInfo):
+        raise TypeError(f"info must be an ampere.device.DeviceInfo (ampere.device.probe()) or None, got "
+                        f"{info!r:.60} ({type(info).__name__})")
     points = []
     if info is not None and info.backend == "cuda" and info.bf16_tensor:
         for rec in measure_layer_gemms(table1_config("1T"), tensor=8, microbatch=1, info=info):

@@ -16,7 +16,7 @@ from typing import Any
 from .. import check, memory, specs
 from ..transformer import TransformerShape
 from .layouts import layout, params_per_gpu
-from .sizing import _cfg, _recompute
+from .sizing import MAX_BATCH, _cfg, _recompute
 
 # ===========================================================================================================
 # Memory per GPU
@@ -50,6 +50,7 @@ def activation_bytes_per_layer(cfg: TransformerShape, tensor: int = 1, microbatc
     row's fp32 log-sum-exp), the same option the time model reads.
     """
     cfg = _cfg(cfg)
+    check.positive_int("microbatch", microbatch, maximum=MAX_BATCH)
     return memory.shape_activation_bytes_per_layer(cfg, microbatch, _recompute(recompute), tensor=tensor,
                                                    sequence_parallel=sequence_parallel,
                                                    flash_attention=flash_attention)
@@ -85,7 +86,8 @@ def memory_per_gpu(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
     distributed_optimizer = check.boolean("distributed_optimizer", distributed_optimizer)
     flash_attention = check.boolean("flash_attention", flash_attention)
-    conv = memory.memory_convention(convention)
+    conv = memory.memory_convention(check.one_of("convention", convention, tuple(memory.CONVENTIONS))
+                                    if not isinstance(convention, memory.MemoryConvention) else convention)
     zstage = _zero_stage(zero_stage, distributed_optimizer)
     spec = specs.get(gpu)
     usable = memory.usable_bytes(spec, reserve_bytes)

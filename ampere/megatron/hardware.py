@@ -1,10 +1,10 @@
 """The throughput model's view of the hardware: the GPU in its node (``_Hardware``, ``_hardware``), the
 GEMM roofline with wave quantisation (:func:`gemm_time`), the attention core
 (:func:`attention_core_roofline`, :func:`attention_efficiency`, :func:`flash_attention_efficiency`) and
-the all-reduce over NVSwitch.
+the node network its collectives run on (``_Hardware.net``).
 
 Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb),
-section "A throughput model built from hardware". Pure: collectives from :mod:`ampere.collectives`,
+section "A throughput model built from hardware". Pure: the node network from :mod:`ampere.fabrics`,
 wave efficiency from :mod:`ampere.gemm`, the figures from ``inputs.py``.
 """
 
@@ -14,9 +14,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .. import check, collectives, fabrics, gemm, results, specs
+from .. import check, fabrics, gemm, results, specs
 from .inputs import _A100_MAMF, _ATTENTION, INPUTS, _mamf
-from .sizing import _check_positive_int
 
 
 @dataclass(frozen=True)
@@ -32,6 +31,10 @@ class _Hardware:
     ib_lat: float
     per_node: int
     notes: tuple[str, ...]
+    #: the node network the collectives run on (:func:`ampere.collectives.nccl_collective_time`): the given
+    #: network's fixed overheads and hop latencies, with the model's effective rates (``nvl_bw`` inside the
+    #: node, ``ib_fraction`` of each adapter's line rate)
+    net: fabrics.NodeNetwork
 
 
 #: Where the GEMM ceiling of the time model comes from: "sustained" (a long GEMM on random data, at the
@@ -47,6 +50,12 @@ def _hardware(gpu: str | specs.GPUSpec, network: fabrics.NodeNetwork | None = No
     if not isinstance(net, fabrics.NodeNetwork):
         raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {net!r} ({type(net).__name__})")
     check.one_of("gemm_ceiling", ceiling, GEMM_CEILINGS)
+    return _hardware_cached(spec, net, ceiling)
+
+
+@functools.lru_cache(maxsize=64)
+def _hardware_cached(spec: specs.GPUSpec, net: fabrics.NodeNetwork, ceiling: str) -> _Hardware:
+    """:func:`_hardware` on checked arguments, cached (it reads published figures from ``ampere/data``)."""
     notes: list[str] = []
     precision = "fp16" if spec.supports("fp16") else "fp32"
     peak = spec.peak_flops(precision)
@@ -76,15 +85,24 @@ def _hardware(gpu: str | specs.GPUSpec, network: fabrics.NodeNetwork | None = No
     if net.nvlink_domain < net.gpus_per_node:
         notes.append(f"{net.name}: NVLink joins {net.nvlink_domain} of {net.gpus_per_node} GPUs; the model "
                      f"treats the node as one fast domain")
+    effective = _effective_network(net, nvl, INPUTS["ib_fraction"].value)
     return _Hardware(spec, peak, frac / ref_wave, INPUTS["hbm_fraction"].value * spec.hbm_bytes_per_s,
                      INPUTS["kernel_gap_s"].value, nvl, net.intra_latency_s,
                      net.inter_bytes_per_s_per_gpu * INPUTS["ib_fraction"].value,
-                     net.inter_latency_s, net.gpus_per_node, tuple(notes))
+                     net.inter_latency_s, net.gpus_per_node, tuple(notes), effective)
+
+
+@functools.lru_cache(maxsize=64)
+def _effective_network(net: fabrics.NodeNetwork, intra_bytes_per_s: float, ib_fraction: float) -> fabrics.NodeNetwork:
+    """``net`` with the rates the collectives reach: ``intra_bytes_per_s`` inside the node (the measured NVSwitch
+    busbw) and ``ib_fraction`` of each adapter's line rate; overheads and hop latencies as ``net`` has them."""
+    return net.with_(intra_bytes_per_s=intra_bytes_per_s, hca_bytes_per_s=net.hca_bytes_per_s * ib_fraction)
 
 
 _TILES = ((256, 128), (128, 256), (128, 128))  # the large-tile shapes cuBLAS/CUTLASS use for 16-bit GEMMs
 
 
+@functools.lru_cache(maxsize=65536)
 def _wave(m: int, n: int, batch: int, sms: int) -> float:
     """Best wave efficiency over the tile shapes the library's heuristics choose among:
     :func:`ampere.gemm.wave_efficiency` (chapter *Architecture of the GA100*) for a batch of GEMMs."""
@@ -102,7 +120,8 @@ def gemm_time(m: int, n: int, k: int, batch: int = 1, gpu: str | specs.GPUSpec =
     gap. Small inner dimensions (attention's k = h/a) make a GEMM memory-bound.
     """
     for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
-        check.positive_int(name, v, maximum=10**9)
+        check.positive_int(name, v, maximum=gemm.MAX_DIM)
+    check.one_of("ceiling", ceiling, GEMM_CEILINGS)
     hw = _hardware(gpu, None, ceiling)
     return _gemm(hw, m, n, k, batch)
 
@@ -134,7 +153,13 @@ def attention_core_roofline(gpu: str | specs.GPUSpec, batch: int, heads: int, he
     reads only the lower triangle). No efficiency factor: this is what perfect kernels would take.
     """
     hw = _hardware(gpu)
+    for name, v in (("batch", batch), ("heads", heads), ("head_dim", head_dim), ("seq", seq)):
+        check.positive_int(name, v, maximum=gemm.MAX_DIM)
+    causal, dropout = check.boolean("causal", causal), check.boolean("dropout", dropout)
     n = batch * heads
+    if n > gemm.MAX_DIM:
+        raise ValueError(f"batch x heads = {batch} x {heads} = {n} batched GEMMs; allowed: at most {gemm.MAX_DIM} "
+                         "(cuBLAS counts them in a 32-bit int)")
     f1, g1 = _gemm_fwd_bwd(hw, seq, seq, head_dim, n)
     f2, g2 = _gemm_fwd_bwd(hw, seq, head_dim, seq, n)
     elems = n * seq * seq
@@ -191,10 +216,4 @@ def _flash_roofline(hw: _Hardware, s: int, d: int, n: int) -> float:
     ceiling; the s x s tiles stay on chip, so no HBM side."""
     flops = 14.0 * s * s * d * n
     return flops / (hw.peak * hw.gemm_eff)
-
-
-def _allreduce(hw: _Hardware, nbytes: float, n: int) -> float:
-    if n == 1:
-        return 0.0
-    return collectives.collective_time("all_reduce", nbytes, n, hw.nvl_bw, hw.nvl_lat)
 

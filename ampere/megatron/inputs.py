@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import fabrics, gemm, results, specs
+from .. import check, fabrics, gemm, results, specs
 
 # ===========================================================================================================
 # The throughput model: its inputs
@@ -28,6 +28,13 @@ class Input:
     unit: str
     source: str  # bib key (book/references.bib); "" for a stated assumption
     meaning: str
+
+    def __post_init__(self) -> None:
+        check.string("name", self.name, max_len=80)
+        object.__setattr__(self, "value", check.finite("value", self.value))
+        check.string("unit", self.unit, max_len=200)
+        check.string("source", self.source, allow_empty=True, max_len=80)
+        check.string("meaning", self.meaning, max_len=2000)
 
 
 def _mamf(gpu: str | specs.GPUSpec) -> tuple[float, tuple[int, int, int] | None, str] | None:
@@ -49,6 +56,9 @@ _OVERLAP = next(r for r in results.records(benchmark="comm-compute-overlap", kin
 assert _A100_MAMF is not None and _A100_MAMF[1] is not None, "ampere/data/published/matmul.json lacks the A100 MAMF"
 _MAMF_SOURCE = _A100_MAMF[2]
 _ATTENTION = results.table("megatron-attention-benchmark")
+#: the published nccl-tests logs the NVLink chapter derives the latency terms of ampere.fabrics from
+_LATENCY_SOURCE = next(r.source for r in results.records(benchmark="all-reduce", kind="published")
+                       if r.id == fabrics.LATENCY_RECORDS["intra_8"])
 
 #: The inputs of :func:`estimate`, each a microbenchmark figure (or a count from the code of the time)
 #: with its source. Peaks and bandwidths themselves come from ``ampere.specs``.
@@ -77,15 +87,23 @@ INPUTS: dict[str, Input] = {i.name: i for i in (
     Input("nvswitch_allreduce_busbw", 230e9, "B/s (busbw)", "nccltests149",
           "NCCL all-reduce bus bandwidth inside a DGX A100 (NVSwitch) at large sizes; the ring model with "
           "this link speed reproduces it"),
-    Input("nvlink_step_latency_s", fabrics.DGX_A100.intra_latency_s, "s per ring step", "nccl583",
-          "latency of one ring step over NVLink (from ampere.fabrics.DGX_A100)"),
+    Input("nvlink_overhead_s", fabrics.DGX_A100.intra_overhead_s, "s per collective", _LATENCY_SOURCE,
+          "fixed cost of one NCCL collective (or send) inside a node: launch, start and end synchronisation, paid "
+          "once whatever the number of hops (ampere.fabrics.DGX_A100, derived there from the smallest "
+          "all-reduces of 4 and 8 A100s)"),
+    Input("nvlink_step_latency_s", fabrics.DGX_A100.intra_latency_s, "s per ring step", _LATENCY_SOURCE,
+          "latency of one ring step (hop) over NVLink (ampere.fabrics.DGX_A100, derived from the same logs)"),
     Input("ib_bytes_per_s", fabrics.DGX_A100.inter_bytes_per_s_per_gpu, "B/s per direction per GPU",
           fabrics.DGX_A100.source,
           "one HDR InfiniBand adapter (200 Gb/s) per GPU on a DGX A100 (from ampere.fabrics.DGX_A100)"),
     Input("ib_fraction", 86 / 100, "of InfiniBand line rate", "nccltests175",
           "NCCL all-reduce busbw between two A100 nodes with 4 x HDR (100 GB/s line rate): 86 GB/s"),
-    Input("ib_step_latency_s", fabrics.DGX_A100.inter_latency_s, "s per step", "",
-          "latency of one step between nodes: an assumption of the NVLink chapter (ampere.fabrics)"),
+    Input("ib_overhead_s", fabrics.DGX_A100.inter_overhead_s, "s per collective", _LATENCY_SOURCE,
+          "fixed cost of one NCCL collective (or send) that spans nodes (ampere.fabrics.DGX_A100, derived from "
+          "the smallest all-reduces of 2 and 16 nodes of 8 A100s)"),
+    Input("ib_step_latency_s", fabrics.DGX_A100.inter_latency_s, "s per step", _LATENCY_SOURCE,
+          "latency of one hop between nodes, InfiniBand HDR with NCCL's proxy (ampere.fabrics.DGX_A100, derived "
+          "from the same logs)"),
     Input("gpus_per_node", fabrics.DGX_A100.gpus_per_node, "GPUs", fabrics.DGX_A100.source,
           "DGX A100: 8 GPUs on NVSwitch, 8 HDR adapters"),
     Input("grad_accumulation_bytes", 6, "B per parameter per microbatch", "megatronlm2021code",

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from . import schedules
-from .lab_model import (TEXT, LabConfig, _batch, _embed, _head, _init_params, _layer, _reference,  # noqa: F401
+from .lab_model import (TEXT, LabConfig, _batch, _lab_config, _embed, _head, _init_params, _layer, _reference,  # noqa: F401
                         _reference_run, _shard, _split_kind, _stage_names, _unshard, _vocab, causal_attention,
                         pp_bytes_formula, tolerances, tp_bytes_formula)
 
@@ -269,6 +269,22 @@ class LabResult:
     logit_scale: float = 1.0  # largest |logit| of the reference
     grad_scale: float = 1.0  # largest |gradient| of the reference
 
+    def __post_init__(self) -> None:
+        from .. import check
+
+        _lab_config("config", self.config)
+        check.one_of("backend", self.backend, ("gloo", "nccl"))
+        for f in ("max_abs_logit_diff", "max_abs_grad_diff", "max_rel_grad_diff", "tp_bytes_formula",
+                  "pp_bytes_per_boundary_per_microbatch", "pp_bytes_formula", "wall_s", "step_s", "logit_scale",
+                  "grad_scale"):
+            setattr(self, f, check.nonneg(f, getattr(self, f)))
+        self.tp_bytes_per_rank = check.nonneg_int("tp_bytes_per_rank", self.tp_bytes_per_rank)
+        for f in ("loss_first_step", "reference_loss_first_step"):  # a diverged run's loss may be NaN
+            setattr(self, f, _loss(f, getattr(self, f)))
+        for f in ("losses", "reference_losses"):
+            setattr(self, f, check.sequence(f, getattr(self, f), _loss, max_len=10_000))
+        self.notes = check.sequence("notes", self.notes, check.string, min_len=0, max_len=100)
+
     @property
     def tolerances(self) -> dict[str, float]:
         """The rounding bounds of :func:`tolerances` for this configuration (fp32)."""
@@ -292,6 +308,17 @@ class LabResult:
         return sum(self.losses[-k:]) / k < 0.8 * sum(self.losses[:k]) / k
 
 
+#: Most configurations :func:`run_labs` runs in one set of processes (each trains for its ``steps``).
+MAX_LABS = 16
+
+
+def _loss(name: str, value: Any) -> float:
+    """A loss value: a real number (NaN allowed: a diverged run reports it, and says so in ``notes``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {value!r:.60} ({type(value).__name__})")
+    return float(value)
+
+
 def run_lab(cfg: LabConfig | None = None, backend: str | None = None, timeout_s: float = 60.0, **kwargs: Any) -> LabResult:
     """Train the tiny GPT split over t x p processes and compare it with the same model in one process.
 
@@ -299,16 +326,19 @@ def run_lab(cfg: LabConfig | None = None, backend: str | None = None, timeout_s:
     layout; ``backend`` is gloo (CPU) or NCCL (one GPU per rank), chosen by :func:`ampere.launch.spawn`
     when None.
     """
-    return run_labs([cfg or LabConfig(**kwargs)], backend=backend, timeout_s=timeout_s)[0]
+    if cfg is not None and kwargs:
+        raise TypeError(f"give cfg or LabConfig fields ({', '.join(sorted(kwargs))}), not both")
+    cfg = LabConfig(**kwargs) if cfg is None else _lab_config("cfg", cfg)
+    return run_labs([cfg], backend=backend, timeout_s=timeout_s)[0]
 
 
 def run_labs(cfgs: Sequence[LabConfig], backend: str | None = None, timeout_s: float = 60.0) -> list[LabResult]:
     """:func:`run_lab` for several layouts of the same world size, in one set of processes."""
     from .. import launch
 
-    cfgs = list(cfgs)
-    if not cfgs:
-        raise ValueError("cfgs is empty: give at least one LabConfig")
+    from .. import check
+
+    cfgs = check.sequence("cfgs", cfgs, _lab_config, max_len=MAX_LABS)
     worlds = sorted({c.world_size for c in cfgs})
     if len(worlds) != 1:
         raise ValueError(f"all configurations must have the same world size (tensor x pipeline); got {worlds}")

@@ -81,6 +81,8 @@ def tp_bytes_formula(cfg: LabConfig, element_bytes: int = 4) -> float:
     Chapter: "Run it for real, small" (the paper's section 3.2, counted in elements there). Only the
     layers of the rank's own pipeline stage count; the lab has no recomputation.
     """
+    cfg = _lab_config("cfg", cfg)
+    element_bytes = _element_bytes(element_bytes)
     t = cfg.tensor
     per_layer = 8 * cfg.microbatch * cfg.seq * cfg.hidden * (t - 1) / t
     return per_layer * (cfg.layers // cfg.pipeline) * cfg.microbatches * element_bytes
@@ -88,7 +90,20 @@ def tp_bytes_formula(cfg: LabConfig, element_bytes: int = 4) -> float:
 
 def pp_bytes_formula(cfg: LabConfig, element_bytes: int = 4) -> float:
     """Bytes sent across one stage boundary per microbatch and direction: b s h values (section 3.2)."""
-    return cfg.microbatch * cfg.seq * cfg.hidden * element_bytes
+    cfg = _lab_config("cfg", cfg)
+    return cfg.microbatch * cfg.seq * cfg.hidden * _element_bytes(element_bytes)
+
+
+def _lab_config(name: str, cfg: Any) -> "LabConfig":
+    if not isinstance(cfg, LabConfig):
+        raise TypeError(f"{name} must be a LabConfig, got {cfg!r:.60} ({type(cfg).__name__})")
+    return cfg
+
+
+def _element_bytes(value: Any) -> int:
+    from .. import check
+
+    return check.choice("element_bytes", value, (1, 2, 4, 8))
 
 
 # -------------------------------------------------------------------------------------------------------
@@ -187,6 +202,13 @@ def causal_attention(q: Any, k: Any, v: Any) -> Any:
     """
     import torch
 
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, torch.Tensor) or x.dim() < 2 or not x.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point torch.Tensor [..., seq, head_dim], got {x!r:.60} "
+                            f"({type(x).__name__})")
+    if q.shape != k.shape or k.shape[:-1] != v.shape[:-1]:
+        raise ValueError(f"q, k and v must share [..., seq, head_dim] (v may differ in head_dim); got q "
+                         f"{tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
     s = q.shape[-2]
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     mask = torch.ones(s, s, dtype=torch.bool, device=q.device).tril()  # on q's device: CUDA refuses a CPU mask
@@ -208,8 +230,15 @@ def tolerances(cfg: "LabConfig", eps: float = 2.0**-23) -> dict[str, float]:
     ``logits`` = 2 D gamma_K, ``grads`` = 3 x that, ``losses`` = steps x grads. ``eps`` defaults to fp32's
     (2^-23); the lab runs in fp32.
     """
+    from .. import check
+
+    cfg = _lab_config("cfg", cfg)
+    eps = check.positive("eps", eps, maximum=2.0**-7)  # bf16's epsilon at most: a rounding bound, not a fudge
     u = eps / 2
     k = max(4 * cfg.hidden, cfg.seq)
+    if k * u >= 0.5:
+        raise ValueError(f"eps={eps:g}: reductions of length K = {k} with unit roundoff {u:g} have no rounding "
+                         f"bound (K u >= 1/2); allowed: eps < {1 / k:g} for this configuration")
     gamma = k * u / (1 - k * u)
     depth = 6 * cfg.layers + 1
     logits = 2 * depth * gamma

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 from .. import check
 from ..transformer import TransformerShape
-from .sizing import _cfg, _check_positive_int, _linear_weights
+from .sizing import MAX_BATCH, MAX_GPUS, _cfg, _linear_weights
 
 # ===========================================================================================================
 # Layouts
 # ===========================================================================================================
 
-#: Bounds of a layout's integers (a million GPUs, a hundred million sequences per batch).
-MAX_GPUS, MAX_BATCH = 1_000_000, 100_000_000
+#: Bounds of a layout's integers (a million GPUs, a hundred million sequences per batch, 64 model chunks).
+MAX_INTERLEAVE = 64
 
 
 @dataclass(frozen=True)
@@ -35,12 +35,25 @@ class Layout:
     interleave: int  # v
     microbatches: int  # m
 
+    def __post_init__(self) -> None:
+        for name, top in (("gpus", MAX_GPUS), ("batch", MAX_BATCH), ("tensor", MAX_GPUS), ("pipeline", MAX_GPUS),
+                          ("data", MAX_GPUS), ("microbatch", MAX_BATCH), ("interleave", MAX_INTERLEAVE),
+                          ("microbatches", MAX_BATCH)):
+            object.__setattr__(self, name, check.positive_int(name, getattr(self, name), maximum=top))
+        if self.gpus != self.tensor * self.pipeline * self.data:
+            raise ValueError(f"gpus={self.gpus} must equal tensor x pipeline x data = {self.tensor} x {self.pipeline} "
+                             f"x {self.data}")
+        if self.batch != self.microbatch * self.data * self.microbatches:
+            raise ValueError(f"batch={self.batch} must equal microbatch x data x microbatches = {self.microbatch} x "
+                             f"{self.data} x {self.microbatches}")
+
     def stage_layers(self, cfg: TransformerShape) -> int:
         """Layers of the most loaded stage: ceil(l / p) (stages of an uneven pipeline differ by one)."""
-        return -(-cfg.layers // self.pipeline)
+        return -(-_cfg(cfg).layers // self.pipeline)
 
     def chunk_layers(self, cfg: TransformerShape) -> int:
-        return cfg.layers // (self.pipeline * self.interleave)
+        """Layers of one model chunk of the interleaved schedule: l / (p v) (floor for uneven pipelines)."""
+        return _cfg(cfg).layers // (self.pipeline * self.interleave)
 
 
 def layout(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int = 1,
@@ -58,7 +71,7 @@ def layout(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: 
     cfg = _cfg(cfg)
     for name, v, top in (("gpus", gpus, MAX_GPUS), ("batch", batch, MAX_BATCH), ("tensor", tensor, MAX_GPUS),
                          ("pipeline", pipeline, MAX_GPUS), ("microbatch", microbatch, MAX_BATCH),
-                         ("interleave", interleave, 64)):
+                         ("interleave", interleave, MAX_INTERLEAVE)):
         check.positive_int(name, v, maximum=top)
     if cfg.heads % tensor or cfg.n_kv_heads % tensor:
         raise ValueError(f"tensor={tensor} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}: "
@@ -100,7 +113,8 @@ def params_per_gpu(cfg: TransformerShape, tensor: int, pipeline: int) -> dict[st
     """
     cfg = _cfg(cfg)
     h, V, s = cfg.hidden, cfg.vocab, cfg.seq
-    t, p = check.positive_int("tensor", tensor), check.positive_int("pipeline", pipeline)
+    t = check.positive_int("tensor", tensor, maximum=MAX_GPUS)
+    p = check.positive_int("pipeline", pipeline, maximum=MAX_GPUS)
     shapes = cfg.linear_shapes()
     row_split = {"o", "down"}  # their outputs are all-reduced: the bias is added once, replicated
     per_layer = _linear_weights(cfg) / t + 2 * cfg.norm_params

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import check, collectives, fabrics, specs
+from .. import check, fabrics, gemm, specs
 from ..transformer import TransformerShape
 from .comms import overlapped, slowdown_at
 from .hardware import _flash_roofline, _gemm, _hardware
 from .layer_costs import layer_costs
 from .sizing import _cfg
-from .stacks import software
+from .stacks import STACKS, software
 from .throughput import Estimate, estimate
+
+def _tokens(microbatch: int, cfg: TransformerShape) -> None:
+    if microbatch * cfg.seq > gemm.MAX_DIM:
+        raise ValueError(f"microbatch x seq = {microbatch} x {cfg.seq} tokens in one GEMM; allowed: at most "
+                         f"{gemm.MAX_DIM} (cuBLAS dimensions are 32-bit)")
+
 
 #: A node whose GPUs each sit in a node of their own: every tensor-parallel collective crosses the network.
 _ACROSS_NODES = fabrics.DGX_A100.with_(name="one GPU per node (tensor parallelism across nodes)", gpus_per_node=1,
@@ -35,9 +41,11 @@ def tp_efficiency(cfg: TransformerShape, tensor: int, microbatch: int = 1, *, ac
     cfg = _cfg(cfg)
     t = check.positive_int("tensor", tensor, maximum=256)
     b = check.positive_int("microbatch", microbatch, maximum=4096)
-    if cfg.heads % t:
-        raise ValueError(f"tensor={t} does not divide heads={cfg.heads}")
+    _tokens(b, cfg)
+    if cfg.heads % t or cfg.n_kv_heads % t:
+        raise ValueError(f"tensor={t} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}")
     net = _ACROSS_NODES if check.boolean("across_nodes", across_nodes) else fabrics.DGX_A100
+    sequence_parallel = check.boolean("sequence_parallel", sequence_parallel)
     hw = _hardware(gpu, net)
     hw1 = _hardware(gpu)
 
@@ -57,7 +65,11 @@ def overlap_effect(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pi
     """The same layout with a stack's overlap switched off, as it is, and with perfect overlap (a collective
     beside a longer kernel costs nothing): the iteration time and the exposed communication of each.
     Chapter: "Overlap: what hiding communication buys"."""
+    if stack is None:
+        raise TypeError(f"stack must be a software stack name or a Software, got None; allowed: {', '.join(STACKS)}")
     base = software(stack)
+    if "software" in options:
+        raise TypeError("overlap_effect takes the stack as stack=..., not software=...")
     none = base.with_(tp_overlap=False, dp_overlap=False, zero3_prefetch="none", label=f"{base.name}, no overlap")
     full = base.with_(tp_overlap=True, dp_overlap=True, zero3_prefetch="both", label=f"{base.name}, all overlapped")
     rows = []
@@ -82,12 +94,14 @@ def context_parallel(cfg: TransformerShape, context: int, microbatch: int = 1, *
     cfg = _cfg(cfg)
     c = check.positive_int("context", context, maximum=8)
     b = check.positive_int("microbatch", microbatch, maximum=4096)
+    _tokens(b, cfg)
     hw = _hardware(gpu)
     s = cfg.seq
     kv_bytes = 2 * 2.0 * b * (s // c) * cfg.kv_dim  # K and V of one GPU's chunk, 16-bit
     sent_fwd = (c - 1) * kv_bytes
     sent = 3 * sent_fwd  # forward: K, V; backward: K, V again and their gradients
-    ring = sent / hw.nvl_bw + 2 * (c - 1) * hw.nvl_lat
+    # 2(c - 1) ring steps (forward and backward), each one send/receive: a fixed overhead and one NVLink hop
+    ring = sent / hw.nvl_bw + 2 * (c - 1) * (hw.net.intra_overhead_s + hw.net.intra_latency_s) if c > 1 else 0.0
     attention = _flash_roofline(hw, s, cfg.head_dim, b * cfg.heads) / c
     act = memory.shape_activation_bytes_per_layer(cfg, b, "none", flash_attention=True) / c
     exposed = overlapped(ring, attention, slowdown_at(hw, hw.nvl_bw))
@@ -110,10 +124,14 @@ def expert_parallel(tokens: int, hidden: int, experts: int, top_k: int, ep: int,
     if e % g:
         raise ValueError(f"ep={g} does not divide experts={e}")
     f = 4 * h if ffn_hidden is None else check.positive_int("ffn_hidden", ffn_hidden, maximum=10**7)
+    if n * k > gemm.MAX_DIM:
+        raise ValueError(f"tokens x top_k = {n} x {k} routed tokens; allowed: at most {gemm.MAX_DIM} (one GEMM "
+                         "dimension, 32-bit in cuBLAS)")
     hw = _hardware(gpu)
     per_pass = n * k * h * 2.0 * (g - 1) / g  # 16-bit token vectors leaving the GPU, one all-to-all
     sent = 4 * per_pass  # dispatch and combine, forward and backward
-    a2a = sent / hw.nvl_bw + 4 * (g - 1) * hw.nvl_lat
+    # four all-to-alls, each one NCCL operation of g - 1 steps: a fixed overhead and one NVLink hop per step
+    a2a = sent / hw.nvl_bw + 4 * (hw.net.intra_overhead_s + (g - 1) * hw.net.intra_latency_s) if g > 1 else 0.0
     routed = n * k  # token-expert pairs a GPU computes, on average
     gemm_fwd = 3 * _gemm(hw, routed, f, h)  # gate, up, down per token-expert pair
     compute = 3 * gemm_fwd  # forward and the two backward GEMMs of each
@@ -121,16 +139,3 @@ def expert_parallel(tokens: int, hidden: int, experts: int, top_k: int, ep: int,
     return {"ep": g, "bytes_sent_per_gpu": sent, "all_to_all_s": a2a, "expert_gemm_s": compute,
             "expert_params_per_gpu": weights, "a2a_share": a2a / (a2a + compute)}
 
-
-def collective_ladder(nbytes: float, gpus: tuple[int, ...] = (2, 4, 8, 16, 64, 256)) -> list[dict[str, float]]:
-    """All-gather time of ``nbytes`` over a growing group: inside one DGX A100, then across nodes (rings
-    rail-aligned over the node's 8 adapters). Chapter: "ZeRO and FSDP as ideas"."""
-    size = check.positive("nbytes", nbytes)
-    hw = _hardware("A100-SXM4-80GB")
-    out = []
-    for n in gpus:
-        check.positive_int("gpus[]", n, maximum=1_000_000)
-        bw = hw.nvl_bw if n <= hw.per_node else min(hw.nvl_bw, hw.per_node * hw.ib_bw)
-        lat = hw.nvl_lat if n <= hw.per_node else hw.ib_lat
-        out.append({"gpus": n, "seconds": collectives.collective_time("all_gather", size, n, bw, lat)})
-    return out

@@ -25,6 +25,12 @@ from .sizing import GPTConfig, _cfg
 # ===========================================================================================================
 
 
+#: Largest microbatch of :func:`layer_gemm_shapes`, and largest operand :func:`measure_layer_gemms` builds
+#: (2**30 elements: 4 GB in fp32 on the host before it moves to the GPU; Table 1's layers at t = 8 need under
+#: a third of it).
+MAX_MICROBATCH, MAX_ELEMENTS = 65_536, 2**30
+
+
 def layer_gemm_shapes(cfg: TransformerShape, tensor: int = 1, microbatch: int = 1) -> list[dict[str, Any]]:
     """The forward GEMMs of one transformer layer on one tensor rank: name, (m, n, k), batch.
 
@@ -34,8 +40,8 @@ def layer_gemm_shapes(cfg: TransformerShape, tensor: int = 1, microbatch: int = 
     a thin dimension.
     """
     cfg = _cfg(cfg)
-    t = check.positive_int("tensor", tensor)
-    b = check.positive_int("microbatch", microbatch)
+    t = check.positive_int("tensor", tensor, maximum=cfg.heads)
+    b = check.positive_int("microbatch", microbatch, maximum=MAX_MICROBATCH)
     if cfg.heads % t or cfg.n_kv_heads % t:
         raise ValueError(f"tensor={t} does not divide heads={cfg.heads} and kv_heads={cfg.n_kv_heads}")
     tokens, h, s = b * cfg.seq, cfg.hidden, cfg.seq
@@ -65,19 +71,31 @@ def measure_layer_gemms(cfg: TransformerShape, tensor: int = 1, microbatch: int 
     not fit in GPU memory (``torch.cuda.OutOfMemoryError``) is skipped with a note in its record
     (``measured_s`` None); its tensors are freed after the handler, so the next shape starts clean.
     """
+    from .. import device as _device
+
+    shapes = layer_gemm_shapes(cfg, tensor, microbatch)
+    check.one_of("dtype", dtype, ("bf16", "fp16", "fp32"))
+    check.nonneg("warmup_s", warmup_s, maximum=600.0)
+    check.positive("max_time_s", max_time_s, maximum=3600.0)
+    if info is not None and not isinstance(info, _device.DeviceInfo):
+        raise TypeError(f"info must be an ampere.device.DeviceInfo or None, got {info!r:.60} ({type(info).__name__})")
+    if device is not None:
+        device = check.device("device", device)
+    largest = max(g["batch"] * max(g["m"] * g["k"], g["k"] * g["n"], g["m"] * g["n"]) for g in shapes)
+    check.at_most("cfg", largest, MAX_ELEMENTS, f"elements in one operand of the layer's GEMMs (tensor={tensor}, "
+                  f"microbatch={microbatch}); each is first made on the host")
+
     import torch
 
-    from .. import device as _device
     from .. import timing
 
-    check.one_of("dtype", dtype, ("bf16", "fp16", "fp32"))
     info = _device.probe() if info is None else info
     dev = torch.device(device) if device is not None else _device.torch_device(info)
     spec = info.spec if dev.type == "cuda" else None
     tdtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
     gen = torch.Generator().manual_seed(0)
     out = []
-    for i, g in enumerate(layer_gemm_shapes(cfg, tensor, microbatch)):
+    for i, g in enumerate(shapes):
         bsz, m, n, k = g["batch"], g["m"], g["n"], g["k"]
         flops = 2.0 * m * n * k * bsz
         rec = {**g, "flops": flops, "measured_s": None, "tflops": None, "model_s": None}
@@ -120,7 +138,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
     p = benchcli.bench_parser("megatron", "GEMMs of one transformer layer (Megatron-LM shapes): measured vs model.")
     p.add_argument("--rows", nargs="+", default=None, help="Table 1 rows (default: 1.7B 18B 145B 1T)")
-    args = p.parse_args(list(argv or []))
+    argv = [] if argv is None else check.sequence("argv", argv, check.string, min_len=0, max_len=100)
+    args = p.parse_args(argv)
     names = args.rows or (["18B", "1T"] if args.quick else ["1.7B", "18B", "145B", "1T"])
     rows = {r["name"]: r for r in TABLE1}
     unknown = [n for n in names if n not in rows]

@@ -1,7 +1,8 @@
 """Published A100 runs of other teams on other software, predicted by the same model with their own
 configuration: :func:`team_runs` reads ``ampere/data/published/training-runs-other-teams.json`` and turns each
 record into a shape, a layout, a software stack (:data:`ampere.megatron.STACKS`), a node network and a
-precision; :func:`team_rows` predicts them; :func:`team_groups` gives the errors per team.
+precision; :func:`team_rows` predicts them; :func:`team_groups` gives the errors per team;
+:func:`mosaicml_sweep` predicts every A100 row of MosaicML's table at 2,048 tokens with the same rules.
 
 Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb), section "Other
 teams, other software". Pure. Nothing here is fitted on these runs: a run's inputs are what its source
@@ -23,9 +24,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from .. import fabrics, results
+from .. import check, fabrics, results, specs
 from ..transformer import TransformerShape
-from .sizing import GPTConfig, flops_per_iteration
+from .sizing import MAX_GPUS, GPTConfig, _rows, flops_per_iteration
 from .stacks import STACKS, Software
 from .throughput import Estimate, estimate
 
@@ -57,6 +58,25 @@ class TeamRun:
     label: str  # provenance of the record
     record: Any
     assumed: tuple[str, ...] = ()  # inputs the source does not state, set by the module's rules
+
+    def __post_init__(self) -> None:
+        for f in ("id", "team", "run", "published_name", "label"):
+            check.string(f, getattr(self, f), max_len=500)
+        check.string("why_not_scored", self.why_not_scored, allow_empty=True, max_len=500)
+        object.__setattr__(self, "gpu", specs.get(check.string("gpu", self.gpu)).name)
+        check.positive_int("gpus", self.gpus, maximum=MAX_GPUS)
+        if self.cfg is not None and not isinstance(self.cfg, TransformerShape):
+            raise TypeError(f"cfg must be a TransformerShape or None, got {self.cfg!r:.60} ({type(self.cfg).__name__})")
+        for i, pair in enumerate(check.sequence("kwargs", self.kwargs, min_len=0, max_len=100)):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise TypeError(f"kwargs[{i}] must be a (name, value) pair, got {pair!r:.60}")
+        if not isinstance(self.software, Software):
+            raise TypeError(f"software must be a Software (STACKS), got {self.software!r:.60}")
+        check.positive("published", self.published)
+        check.boolean("scored", self.scored)
+        if not isinstance(self.record, results.Record):
+            raise TypeError(f"record must be an ampere.results.Record, got {self.record!r:.60}")
+        check.sequence("assumed", self.assumed, check.string, min_len=0, max_len=100)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -257,11 +277,27 @@ class TeamGroup:
     mean_abs_error: float | None
     max_abs_error: float | None
 
+    def __post_init__(self) -> None:
+        check.string("team", self.team, max_len=200)
+        check.string("stack", self.stack, allow_empty=True, max_len=80)
+        runs = check.nonneg_int("runs", self.runs, maximum=100_000)
+        if check.nonneg_int("scored", self.scored, maximum=100_000) > runs:
+            raise ValueError(f"scored={self.scored} must be at most runs={runs}")
+        for f in ("mean_abs_error", "max_abs_error"):
+            check.optional(check.nonneg, f, getattr(self, f))
+        if (self.mean_abs_error is None) != (self.scored == 0) or (self.max_abs_error is None) != (self.scored == 0):
+            raise ValueError(f"mean_abs_error and max_abs_error are None exactly when scored=0, got scored="
+                             f"{self.scored}, mean {self.mean_abs_error!r}, max {self.max_abs_error!r}")
+
+
+#: The keys :func:`team_groups` reads from each row of :func:`team_rows`.
+_ROW_KEYS = ("team", "stack", "scored", "error")
+
 
 def team_groups(rows: list[dict[str, Any]] | None = None) -> list[TeamGroup]:
     """Mean and max |error| of the iteration time per team, over its scored runs; and over all of them
     (the last row, team "all scored runs"). Chapter: "Other teams, other software"."""
-    rows = team_rows() if rows is None else rows
+    rows = team_rows() if rows is None else _rows("rows", rows, _ROW_KEYS)
     out = []
     teams: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
@@ -271,5 +307,40 @@ def team_groups(rows: list[dict[str, Any]] | None = None) -> list[TeamGroup]:
         out.append(TeamGroup(team, rs[0]["stack"], len(rs), len(errs), statistics.mean(errs) if errs else None,
                              max(errs) if errs else None))
     every = [abs(r["error"]) for r in rows if r["scored"] and r["error"] is not None]
-    out.append(TeamGroup("all scored runs", "", len(rows), len(every), statistics.mean(every), max(every)))
+    out.append(TeamGroup("all scored runs", "", len(rows), len(every), statistics.mean(every) if every else None,
+                         max(every) if every else None))
+    return out
+
+
+#: The GPUs of the MosaicML table's columns (its names) in the catalogue.
+_MOSAIC_GPUS = {"a100_40gb": "A100-SXM4-40GB", "a100_80gb": "A100-SXM4-80GB"}
+
+
+def mosaicml_sweep() -> list[dict[str, Any]]:
+    """Every A100 row of MosaicML's MPT benchmark table at 2,048 tokens (``ampere/data/tables/mosaicml-a100-sweep.json``,
+    31 rows, of which the scored records of :func:`team_runs` are a part), predicted with the same rules as
+    :func:`team_runs`: the "fsdp" stack (FULL_SHARD as ZeRO-3, FlashAttention), bf16, gradients reduced in bf16
+    with FSDP's "PURE" mixed precision and in fp32 otherwise, recomputation as the row's activation
+    checkpointing, a node of 8 GPUs with 8 x 200 Gb/s (the table's 1600 Gbps). Each row: the published and the
+    predicted model TFLOP/s per GPU, the error of the iteration time, the memory per GPU, and whether the row is
+    also a scored record. The published time is the global batch's tokens over the tokens per second per GPU,
+    as :func:`team_rows` reads the scored records. Nothing is fitted on these rows. Chapter: "Other teams,
+    other software"."""
+    table = results.table("mosaicml-a100-sweep")
+    scored = {(r.run.lower(), r.gpus, r.gpu) for r in team_runs() if r.team == "MosaicML" and r.scored}
+    out = []
+    for row in table["rows"]:
+        cfg = GPTConfig(row["layers"], row["hidden"], row["heads"], row["vocab"], row["seq"],
+                        ffn_hidden=row["ffn_hidden"], name=f"MPT-{row['model']}")
+        gpu = _MOSAIC_GPUS[row["gpu"]]
+        est = estimate(cfg, row["gpus"], row["global_batch"], 1, 1, row["microbatch"], gpu=gpu,
+                       recompute="full" if row["activation_checkpointing"] else "none", software=STACKS["fsdp"],
+                       zero_stage=3, precision="bf16", reduce_bytes=2 if row["mp_mode"] == "PURE" else 4)
+        published_s = row["global_batch"] * row["seq"] / (row["per_gpu_tokens_per_s"] * row["gpus"])  # as team_runs
+        out.append({"model": f"MPT-{row['model']}", "gpus": row["gpus"], "gpu": gpu, "microbatch": row["microbatch"],
+                    "grad_accum": row["grad_accum"], "checkpointing": row["activation_checkpointing"],
+                    "published_tflops": float(row["model_tflop_per_s"]), "predicted_tflops": est.model_tflops_per_gpu,
+                    "error": est.time_per_iteration_s / published_s - 1, "memory_gb": est.memory_bytes_per_gpu / 1e9,
+                    "fits": est.fits_in_memory,
+                    "scored_record": (f"mpt-{row['model']}", row["gpus"], gpu) in scored, "where": row["where"]})
     return out

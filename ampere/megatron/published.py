@@ -51,4 +51,10 @@ def table1_config(row: Mapping[str, Any] | str) -> TransformerShape:
         if not matches:
             raise ValueError(f"row={row!r} is not a Table 1 row; known: {', '.join(r['name'] for r in TABLE1)}")
         row = matches[0]
+    if not isinstance(row, Mapping):
+        raise TypeError(f"row must be a Table 1 row name ({', '.join(r['name'] for r in TABLE1)}) or a row of TABLE1 "
+                        f"or TABLE2, got {row!r:.60} ({type(row).__name__})")
+    missing = [k for k in ("layers", "hidden", "heads") if k not in row]
+    if missing:
+        raise ValueError(f"row lacks {', '.join(missing)}; allowed: a row of TABLE1 or TABLE2")
     return GPTConfig(layers=row["layers"], hidden=row["hidden"], heads=row["heads"])

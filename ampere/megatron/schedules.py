@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check
-from .sizing import _check_positive_int
 
 # ===========================================================================================================
 # Pipeline schedules, simulated step by step
@@ -98,6 +97,18 @@ class ScheduleResult:
     makespan: float
     ideal: float  # one device's pure compute time: m (t_fwd + t_bwd)
     max_in_flight: list[float]  # per device: peak stashed activations, in microbatches x whole stages
+
+    def __post_init__(self) -> None:
+        check.one_of("kind", self.kind, SCHEDULES)
+        self.pipeline, self.microbatches, self.interleave = _pmv(self.pipeline, self.microbatches, self.interleave)
+        if isinstance(self.ops, (str, bytes)) or not isinstance(self.ops, list):
+            raise TypeError(f"ops must be a list of operations (dicts), got {self.ops!r:.60} ({type(self.ops).__name__})")
+        if not all(isinstance(o, dict) for o in self.ops):
+            raise TypeError("ops must be a list of dicts (device, op, microbatch, chunk, start, end)")
+        self.makespan = check.positive("makespan", self.makespan)
+        self.ideal = check.positive("ideal", self.ideal)
+        self.max_in_flight = check.sequence("max_in_flight", self.max_in_flight, check.nonneg,
+                                            max_len=MAX_PIPELINE)
 
     @property
     def bubble_fraction(self) -> float:

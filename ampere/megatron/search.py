@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from .. import check, specs
 from ..transformer import TransformerShape
-from .sizing import _cfg, _check_positive_int
+from .sizing import MAX_BATCH, MAX_GPUS, _cfg, _recompute
 from .stacks import software
 from .throughput import Estimate, estimate
 
@@ -25,17 +25,13 @@ def _divisors(n: int) -> list[int]:
 
 
 #: Bounds of :func:`search_layouts`: virtual stages per GPU, microbatch sizes tried, and layouts evaluated.
-MAX_INTERLEAVE, MAX_MICROBATCH, MAX_LAYOUTS = 64, 4096, 20_000
+MAX_INTERLEAVE, MAX_MICROBATCH, MAX_LAYOUTS, MAX_TOP = 64, 4096, 5_000, 1_000
 
 
 def _microbatches(values: Any) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"microbatches must be a sequence of positive integers, got {values!r} ({type(values).__name__})")
-    if not values:
-        raise ValueError("microbatches must not be empty")
-    if len(values) > 64:
-        raise ValueError(f"microbatches has {len(values)} entries; allowed: at most 64")
-    return tuple(sorted({check.positive_int("microbatches[]", v, maximum=MAX_MICROBATCH) for v in values}))
+    got = check.sequence("microbatches", values, lambda n, v: check.positive_int(n, v, maximum=MAX_MICROBATCH),
+                         max_len=64)
+    return tuple(sorted(set(got)))
 
 
 def search_layouts(cfg: TransformerShape, gpus: int, batch: int, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
@@ -59,13 +55,13 @@ def search_layouts(cfg: TransformerShape, gpus: int, batch: int, gpu: str | spec
     cfg = _cfg(cfg)
     calibrated = check.boolean("calibrated", calibrated)
     include_infeasible = check.boolean("include_infeasible", include_infeasible)
-    _check_positive_int("gpus", gpus)
-    check.positive_int("gpus", gpus, maximum=1_000_000)
-    check.positive_int("batch", batch, maximum=100_000_000)
+    check.positive_int("gpus", gpus, maximum=MAX_GPUS)
+    check.positive_int("batch", batch, maximum=MAX_BATCH)
     mbs = _microbatches(microbatches)
     vmax = check.positive_int("max_interleave", max_interleave, maximum=MAX_INTERLEAVE)
     if top is not None:
-        check.positive_int("top", top)
+        check.positive_int("top", top, maximum=MAX_TOP)
+    _recompute(recompute)
     spec = specs.get(gpu)
     limit = None if memory_limit_bytes is None else check.positive("memory_limit_bytes", memory_limit_bytes)
     sw = software(options.get("software"))

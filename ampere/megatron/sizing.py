@@ -3,14 +3,14 @@
 Chapter: *Megatron-LM: 3D parallelism predicted, validated, and run* (book/megatron.ipynb),
 section "Sizing a GPT": :func:`GPTConfig`, :func:`params` (the paper's eq. 2), :func:`flops_per_iteration`
 (eq. 3) and :func:`training_days` (eq. 4) [narayanan2021megatron]. Also the small argument checks every
-other file of the package uses (``_cfg``, ``_recompute``, ``_check_positive_int``).
+other file of the package uses (``_cfg``, ``_recompute``, ``_rows``).
 
 Pure: no torch, no matplotlib. The shape is :class:`ampere.transformer.TransformerShape`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from .. import check, memory
 from ..transformer import TransformerShape
@@ -22,6 +22,8 @@ from ..transformer import TransformerShape
 #: Activation recomputation: "full" (the paper's runs: only each layer's input kept), "selective" (the
 #: attention core recomputed, korthikanti2022reducing) or "none". True / False are aliases of full / none.
 RECOMPUTE: tuple[str, ...] = memory.RECOMPUTE
+#: Bounds of the package's counts: a million GPUs, a hundred million sequences in one batch.
+MAX_GPUS, MAX_BATCH = 1_000_000, 100_000_000
 
 
 def GPTConfig(layers: int, hidden: int, heads: int, vocab: int = 51200, seq: int = 2048, **fields: Any
@@ -31,6 +33,10 @@ def GPTConfig(layers: int, hidden: int, heads: int, vocab: int = 51200, seq: int
     tokens, 4h MLP, tied embeddings, biases, LayerNorm, learned positions). Keyword ``fields`` (kv_heads,
     ffn_hidden, glu, tied_embeddings, ...) build Llama-class shapes. Chapter: "Sizing a GPT".
     """
+    allowed = {"kv_heads", "ffn_hidden", "glu", "tied_embeddings", "biases", "norm", "positions", "name", "source"}
+    unknown = sorted(set(fields) - allowed)
+    if unknown:
+        raise TypeError(f"GPTConfig got unknown fields {unknown}; allowed: {', '.join(sorted(allowed))}")
     return TransformerShape(layers, hidden, heads, vocab, seq, **fields)
 
 
@@ -116,20 +122,20 @@ def flops_per_iteration(cfg: TransformerShape, batch: int, recompute: Any = "ful
     Megatron-LM has counted since March 2025. Llama-2 shapes differ by 4-8 % between the two model counts.
     """
     cfg = _cfg(cfg)
-    B = check.positive_int("batch", batch)
+    B = check.positive_int("batch", batch, maximum=MAX_BATCH)
     rc = _recompute(recompute)
     conv = check.one_of("convention", convention, tuple(FLOP_CONVENTIONS))
     l, h, V, s = cfg.layers, cfg.hidden, cfg.vocab, cfg.seq
     linear, core = 2 * B * s * _linear_weights(cfg), 4 * B * s**2 * h
     if conv == "model-causal":
-        return l * 3 * (linear + core / 2) + 6 * B * s * h * V
+        return float(l * 3 * (linear + core / 2) + 6 * B * s * h * V)
     if conv == "model" or rc == "none":
         layer = 3 * (linear + core)
     elif rc == "full":
         layer = 4 * (linear + core)
     else:
         layer = 3 * (linear + core) + core
-    return l * layer + 6 * B * s * h * V
+    return float(l * layer + 6 * B * s * h * V)
 
 
 def training_days(n_params: float, tokens: float, gpus: int, tflops_per_gpu: float) -> float:
@@ -137,13 +143,19 @@ def training_days(n_params: float, tokens: float, gpus: int, tflops_per_gpu: flo
 
     8 = 2 (forward) + 4 (backward) + 2 (recomputation) FLOPs per parameter and token.
     """
-    n_params = check.positive("n_params", n_params)
-    tokens = check.positive("tokens", tokens)
-    tflops_per_gpu = check.positive("tflops_per_gpu", tflops_per_gpu)
-    gpus = check.positive_int("gpus", gpus)
+    n_params = check.positive("n_params", n_params, maximum=1e16)
+    tokens = check.positive("tokens", tokens, maximum=1e18)
+    tflops_per_gpu = check.positive("tflops_per_gpu", tflops_per_gpu, maximum=1e6)
+    gpus = check.positive_int("gpus", gpus, maximum=MAX_GPUS)
     return 8 * tokens * n_params / (gpus * tflops_per_gpu * 1e12) / 86400
 
 
-def _check_positive_int(name: str, v: Any) -> int:
-    return check.positive_int(name, v)
-
+def _rows(name: str, rows: Any, keys: tuple[str, ...]) -> list[Mapping[str, Any]]:
+    """``rows`` as a list of mappings that have ``keys`` (the rows a table function returned)."""
+    out = check.sequence(name, rows, lambda n, v: check.mapping(n, v), max_len=100_000)
+    for i, r in enumerate(out):
+        missing = [k for k in keys if k not in r]
+        if missing:
+            raise ValueError(f"{name}[{i}] lacks {', '.join(missing)}; allowed: rows as the table function returns "
+                             f"them (keys {', '.join(keys)})")
+    return out

@@ -60,13 +60,17 @@ class Software:
     note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        for f in ("name", "label", "note"):
-            if not isinstance(getattr(self, f), str):
-                raise TypeError(f"{f} must be a string, got {getattr(self, f)!r}")
+        check.string("name", self.name, max_len=80)
+        check.string("label", self.label, max_len=500)
+        check.string("note", self.note, allow_empty=True, max_len=2000)
         for f in _FLAGS:
             check.boolean(f, getattr(self, f))
         check.one_of("zero3_prefetch", self.zero3_prefetch, ZERO3_PREFETCH)
-        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+        sources = check.mapping("sources", self.sources)
+        for k, v in sources.items():
+            check.one_of("sources key", k, _FIELDS)
+            check.string(f"sources[{k!r}]", v, max_len=2000)
+        object.__setattr__(self, "sources", MappingProxyType(sources))
 
     def with_(self, **changes: Any) -> "Software":
         """A copy with some fields changed (validated): ``STACKS["megatron-2022"].with_(tp_overlap=False)``.
@@ -82,6 +86,8 @@ class Software:
 
     def differences(self, other: "Software") -> dict[str, tuple[Any, Any]]:
         """Fields whose values differ from ``other``'s: {field: (self's, other's)}."""
+        if not isinstance(other, Software):
+            raise TypeError(f"other must be a Software (a stack of STACKS), got {other!r:.60} ({type(other).__name__})")
         return {f: (getattr(self, f), getattr(other, f)) for f in _FIELDS if getattr(self, f) != getattr(other, f)}
 
 
@@ -120,6 +126,8 @@ def software(stack: str | Software | None = None) -> Software:
     if isinstance(stack, Software):
         return stack
     if not isinstance(stack, str):
-        raise TypeError(f"software must be a stack name ({', '.join(STACKS)}) or a Software, got {stack!r} "
+        raise TypeError(f"software stack must be a stack name ({', '.join(STACKS)}) or a Software, got {stack!r:.60} "
                         f"({type(stack).__name__})")
-    return STACKS[check.one_of("software", stack, tuple(STACKS))]
+    if stack not in STACKS:
+        raise ValueError(f"software stack {stack!r:.60} is not known; allowed: {', '.join(STACKS)}")
+    return STACKS[stack]

@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from .. import check, fabrics, gemm, specs
+from .. import check, fabrics, gemm, memory, specs
 from ..transformer import TransformerShape
 from .comms import dp_bytes_per_s, dp_collective, overlapped, p2p_time, slowdown_at, tp_collective
 from .gpu_memory import DEFAULT_CONVENTION, _zero_stage, memory_per_gpu
@@ -24,7 +24,7 @@ from .inputs import _ATTENTION, CALIBRATION_RUN, END_OPS, INPUTS
 from .layer_costs import LAYER_CATEGORIES, layer_costs
 from .layouts import Layout, layout, params_per_gpu
 from .published import TABLE1, table1_config
-from .sizing import FLOP_CONVENTIONS, _cfg, _recompute, flops_per_iteration
+from .sizing import FLOP_CONVENTIONS, MAX_BATCH, MAX_GPUS, RECOMPUTE, _cfg, _recompute, flops_per_iteration
 from .stacks import Software
 from .stacks import software as _software
 
@@ -47,8 +47,6 @@ CATEGORY_LABELS: dict[str, str] = {"tensor-parallel all-reduce": "tensor-paralle
 COMMUNICATION = ("tensor-parallel all-reduce", "pipeline sends", "data-parallel all-reduce")
 #: Numeric precision of a run: it sets how gradients are accumulated and reduced (bf16: in fp32).
 PRECISIONS = ("fp16", "bf16")
-#: Bounds of :func:`estimate`'s integer arguments (they size loops and simulations).
-MAX_GPUS, MAX_BATCH = 1_000_000, 100_000_000
 
 
 @dataclass(frozen=True)
@@ -85,6 +83,36 @@ class Estimate:
     software: str = ""  # Software.name
     options: tuple[tuple[str, Any], ...] = ()  # the options the time and the memory were computed with
     flop_convention: str = "hardware"  # the convention of tflops_per_gpu
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, TransformerShape):
+            raise TypeError(f"config must be a GPTConfig (TransformerShape), got {self.config!r:.60} "
+                            f"({type(self.config).__name__})")
+        if not isinstance(self.layout, Layout):
+            raise TypeError(f"layout must be a Layout, got {self.layout!r:.60} ({type(self.layout).__name__})")
+        object.__setattr__(self, "gpu", specs.get(self.gpu).name)
+        check.one_of("recompute", self.recompute, RECOMPUTE)
+        check.boolean("calibrated", self.calibrated)
+        check.fraction("system_efficiency", self.system_efficiency, allow_zero=False)
+        check.positive("time_per_iteration_s", self.time_per_iteration_s)
+        for f in ("tflops_per_gpu", "bubble_fraction", "memory_bytes_per_gpu", "model_tflops_per_gpu",
+                  "causal_model_tflops_per_gpu"):
+            check.nonneg(f, getattr(self, f))
+        check.boolean("fits_in_memory", self.fits_in_memory)
+        breakdown = check.mapping("breakdown", self.breakdown)
+        if list(breakdown) != list(CATEGORIES):
+            raise ValueError(f"breakdown must have the categories {', '.join(CATEGORIES)} in that order")
+        for k, v in breakdown.items():
+            check.nonneg(f"breakdown[{k!r}]", v)
+        check.mapping("memory", self.memory)
+        check.string("software", self.software, allow_empty=True, max_len=80)
+        for f in ("notes", "figures_used"):
+            check.sequence(f, getattr(self, f), lambda n, v: check.string(n, v, max_len=2000), min_len=0,
+                           max_len=200)
+        for i, pair in enumerate(check.sequence("options", self.options, min_len=0, max_len=100)):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise TypeError(f"options[{i}] must be a (name, value) pair, got {pair!r:.60}")
+        check.one_of("flop_convention", self.flop_convention, tuple(FLOP_CONVENTIONS))
 
     @property
     def percent_of_peak(self) -> float:
@@ -144,6 +172,35 @@ def _ends(cfg: TransformerShape, hw: _Hardware, t: int, b: int) -> tuple[float, 
     return embed, logits, g
 
 
+@functools.lru_cache(maxsize=64)
+def _figures_used(spec: specs.GPUSpec, ceiling: str, flash: bool) -> tuple[str, ...]:
+    """The measured figures behind an estimate on ``spec`` (GEMM ceiling, attention core, the inputs), with their
+    sources; cached, since every estimate of a layout search reads the same ones."""
+    used = []
+    sustained = gemm.sustained_matmul_flops(spec) if ceiling == "sustained" else None
+    if sustained is not None:
+        srec = sustained[2]
+        used.append(f"GEMM ceiling: {srec.id} ({gemm.matmul_tflops(srec):.0f} TFLOP/s, long GEMM on random data; "
+                    f"{srec.source}, {srec.where})")
+    else:
+        try:
+            _f, _shape, mrec = gemm.mamf_flops(spec, "bf16")
+            used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, "
+                        f"{mrec.where})")
+        except ValueError:
+            used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {spec.name}")
+    if flash:
+        frec = _flash_record()
+        used.append(f"attention core: {frec.id} ({frec.source}, {frec.where})")
+    else:
+        used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
+    for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "nvlink_overhead_s", "ib_fraction",
+                 "ib_overhead_s", "overlap_slowdown"):
+        i = INPUTS[name]
+        used.append(f"{name}: {i.value:.4g} {i.unit} ({i.source or 'assumption'})")
+    return tuple(used)
+
+
 @functools.lru_cache(maxsize=4096)
 def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline: int, microbatch: int,
                      interleave: int, recompute: str, gpu: str, sw: Software, ddp: str, scatter_gather: bool,
@@ -154,7 +211,7 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
     hw = _hardware(gpu, network, ceiling)
     t, p, d, m, v, b = tensor, pipeline, lay.data, lay.microbatches, interleave, microbatch
     s, h = cfg.seq, cfg.hidden
-    k = slowdown_at(hw, hw.nvl_bw if t <= hw.per_node else hw.ib_bw)  # tensor-parallel collectives
+    k = slowdown_at(hw, hw.nvl_bw if t <= hw.per_node else min(hw.nvl_bw, hw.per_node * hw.ib_bw))  # tensor-parallel
     lc = layer_costs(cfg, hw, t, b, sequence_parallel, flash, sw.fused_kernels, sw.tp_overlap, k)
     k_dp = slowdown_at(hw, dp_bytes_per_s(hw, t, d))  # data-parallel collectives
     layers = lay.stage_layers(cfg)  # the heaviest stage paces the pipeline (uneven splits: ceil(l / p))
@@ -243,29 +300,8 @@ def _estimate_cached(cfg: TransformerShape, gpus: int, batch: int, tensor: int, 
     notes = list(hw.notes)
     if eta != 1.0 and hw.spec.name != "A100-SXM4-80GB":
         notes.append("the system efficiency was calibrated on an A100 80GB run and is applied unchanged")
-    used = []
-    sustained = gemm.sustained_matmul_flops(hw.spec) if ceiling == "sustained" else None
-    if sustained is not None:
-        srec = sustained[2]
-        used.append(f"GEMM ceiling: {srec.id} ({gemm.matmul_tflops(srec):.0f} TFLOP/s, long GEMM on random data; "
-                    f"{srec.source}, {srec.where})")
-    else:
-        try:
-            _f, _shape, mrec = gemm.mamf_flops(hw.spec, "bf16")
-            used.append(f"GEMM ceiling: {mrec.id} ({gemm.matmul_tflops(mrec):.1f} TFLOP/s; {mrec.source}, "
-                        f"{mrec.where})")
-        except ValueError:
-            used.append(f"GEMM ceiling: the A100 SXM's MAMF fraction ({_A100_MAMF[2]}), no figure for {hw.spec.name}")
-    if flash:
-        frec = _flash_record()
-        used.append(f"attention core: {frec.id} ({frec.source}, {frec.where})")
-    else:
-        used.append(f"attention core: {ATTENTION_BENCHMARK['source']}, {_ATTENTION['rows'][0]['where']}")
-    for name in ("hbm_fraction", "kernel_gap_s", "nvswitch_allreduce_busbw", "ib_fraction", "overlap_slowdown"):
-        i = INPUTS[name]
-        used.append(f"{name}: {i.value:.4g} {i.unit} ({i.source or 'assumption'})")
-    used.append(f"node network: {network.name} ({network.source or 'assumption'})")
-    used.append(f"software: {sw.label}")
+    used = [*_figures_used(hw.spec, ceiling, flash), f"node network: {network.name} ({network.source or 'assumption'})",
+            f"software: {sw.label}"]
     if eta != 1.0:
         used.append(f"2021 system efficiency {eta:.3f} fitted on Table 1's {CALIBRATION_RUN} row")
     options = (("software", sw.name), ("recompute", recompute), ("sequence_parallel", sequence_parallel),
@@ -338,12 +374,17 @@ def estimate(cfg: TransformerShape, gpus: int, batch: int, tensor: int, pipeline
     rb = (4 if precision == "bf16" else 2) if reduce_bytes is None else check.choice("reduce_bytes", reduce_bytes, (2, 4))
     spec = specs.get(gpu)
     layout(cfg, gpus, batch, tensor, pipeline, microbatch, interleave)  # ValueError before anything else
+    if microbatch * cfg.seq > gemm.MAX_DIM:
+        raise ValueError(f"microbatch x seq = {microbatch} x {cfg.seq} tokens in one GEMM; allowed: at most "
+                         f"{gemm.MAX_DIM} (cuBLAS dimensions are 32-bit)")
     if interleave > 1 and not sw.interleave:
         raise ValueError(f"interleave={interleave}: the {sw.name!r} stack's pipeline engine has no interleaved "
                          f"schedule ({sw.sources.get('interleave', '')}); use interleave=1")
     eta = system_efficiency() if calibrated else 1.0
     net = fabrics.DGX_A100 if network is None else network
     _hardware(spec, net, gemm_ceiling)  # TypeError for a network that is not a NodeNetwork, ValueError for a ceiling
+    check.one_of("memory_convention", memory_convention, tuple(memory.CONVENTIONS))
+    check.one_of("offload", offload, memory.OFFLOAD)
     est = _estimate_cached(cfg, gpus, batch, tensor, pipeline, microbatch, interleave, rc, spec.name, sw, ddp_kind,
                            sg, sequence_parallel, eta, net, _zero_stage(zero_stage, distributed_optimizer), flash,
                            precision, rb, memory_convention, offload, gemm_ceiling)

@@ -13,13 +13,13 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .. import results, specs
+from .. import check, results, specs
 from .gpu_memory import memory_per_gpu
 from .hardware import attention_efficiency
 from .inputs import CALIBRATION_RUN
 from .published import TABLE1, TABLE2, TRAINING_ESTIMATES, table1_config
 from .schedules import bubble_formula, simulate_schedule
-from .sizing import GPTConfig, flops_per_iteration, params, training_days
+from .sizing import GPTConfig, _rows, flops_per_iteration, params, training_days
 from .throughput import _row_estimate, estimate, system_efficiency
 
 # ===========================================================================================================
@@ -83,8 +83,7 @@ def table2_rows(schedule: str = "default") -> list[dict[str, Any]]:
     interleaving of the released scripts for the same model (:func:`_table2_interleave`). ``fall`` is the
     change of per-GPU throughput from the first row of the same model.
     """
-    if schedule not in ("default", "interleaved"):
-        raise ValueError(f"schedule={schedule!r}; allowed: 'default', 'interleaved'")
+    check.one_of("schedule", schedule, ("default", "interleaved"))
     out = []
     first: dict[str, tuple[float, float]] = {}
     for row in TABLE2:
@@ -177,9 +176,15 @@ def runs_2022() -> list[dict[str, Any]]:
 
 def speedup_2022(rows: Sequence[Mapping[str, Any]] | None = None) -> dict[str, float]:
     """Selective recomputation + sequence parallelism over full recomputation: published vs predicted."""
-    rows = runs_2022() if rows is None else rows
-    full = next(r for r in rows if r["recompute"] == "full")
-    sel = next(r for r in rows if r["recompute"] == "selective")
+    rows = runs_2022() if rows is None else _rows("rows", rows, ("recompute", "published_time_s", "predicted_time_s"))
+    full = next((r for r in rows if r["recompute"] == "full"), None)
+    sel = next((r for r in rows if r["recompute"] == "selective"), None)
+    if full is None or sel is None:
+        raise ValueError("rows must hold a run with recompute 'full' and one with 'selective' (as runs_2022 "
+                         "returns them)")
+    for r in (full, sel):
+        for k in ("published_time_s", "predicted_time_s"):
+            check.positive(f"rows[...][{k!r}]", r[k])
     return {"published": full["published_time_s"] / sel["published_time_s"],
             "predicted": full["predicted_time_s"] / sel["predicted_time_s"]}
 
@@ -194,6 +199,16 @@ class ValidationGroup:
     calibrated: bool  # False: no fitted constant
     mean_abs_error: float
     max_abs_error: float
+
+    def __post_init__(self) -> None:
+        check.string("group", self.group, max_len=200)
+        check.string("source", self.source, max_len=80)
+        check.positive_int("runs", self.runs, maximum=100_000)
+        check.boolean("calibrated", self.calibrated)
+        mean = check.nonneg("mean_abs_error", self.mean_abs_error)
+        top = check.nonneg("max_abs_error", self.max_abs_error)
+        if mean > top * (1 + 1e-12):
+            raise ValueError(f"mean_abs_error={mean} exceeds max_abs_error={top}")
 
 
 def validation_groups() -> list[ValidationGroup]:

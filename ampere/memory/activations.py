@@ -9,11 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import check
-from ..transformer import TransformerShape, preset
+from ..transformer import LIMITS, PRESETS, SIZE_CLASSES, TransformerShape, preset
 
 #: Activation recomputation: none, selective (attention scores and softmax recomputed), full (only each
 #: layer's input kept).
 RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
+#: Bounds of the micro-batch and of the tensor-parallel size (far above any run; they keep answers finite).
+MAX_MICRO_BATCH = 1_000_000
+MAX_TENSOR = LIMITS["heads"]
 
 
 def shape_of(model: Any) -> TransformerShape:
@@ -21,11 +24,17 @@ def shape_of(model: Any) -> TransformerShape:
 
     Chapter: *HBM and the memory hierarchy*, "What fits".
     """
+    return _shape("model", model)
+
+
+def _shape(name: str, model: Any) -> TransformerShape:
+    """:func:`shape_of`, the error naming the argument ``name``."""
     if isinstance(model, TransformerShape):
         return model
     if isinstance(model, str):
-        return preset(model)
-    raise TypeError(f"model must be a TransformerShape or a preset name, got {model!r} ({type(model).__name__})")
+        return preset(check.one_of(name, model, (*SIZE_CLASSES, *PRESETS)))
+    raise TypeError(f"{name} must be a TransformerShape or a preset name ({', '.join((*SIZE_CLASSES, *PRESETS))}), "
+                    f"got {model!r:.60} ({type(model).__name__})")
 
 
 def layer_activation_terms(hidden: int, heads: int, *, ffn: int | None = None, kv_heads: int | None = None,
@@ -41,10 +50,10 @@ def layer_activation_terms(hidden: int, heads: int, *, ffn: int | None = None, k
     of each query row, 4 a / h. A GPT layer gives 10 + 24 = 34, Korthikanti et al.'s constant.
     Chapter: *Megatron-LM*, "Memory per GPU".
     """
-    h = check.positive_int("hidden", hidden)
-    a = check.positive_int("heads", heads)
-    f = 4 * h if ffn is None else check.positive_int("ffn", ffn)
-    kv = a if kv_heads is None else check.positive_int("kv_heads", kv_heads)
+    h = check.positive_int("hidden", hidden, maximum=LIMITS["hidden"])
+    a = check.positive_int("heads", heads, maximum=LIMITS["heads"])
+    f = 4 * h if ffn is None else check.positive_int("ffn", ffn, maximum=LIMITS["ffn_hidden"])
+    kv = a if kv_heads is None else check.positive_int("kv_heads", kv_heads, maximum=LIMITS["kv_heads"])
     glu = check.boolean("glu", glu)
     if h % a or a % kv:
         raise ValueError(f"hidden={h}, heads={a}, kv_heads={kv}: hidden must divide by heads and heads by kv_heads")
@@ -81,11 +90,11 @@ def activation_bytes_per_layer(seq: int, micro_batch: int, hidden: int, heads: i
     log-sum-exp rows, 4 a/h. Chapter: *HBM and the memory hierarchy*, "Activations"; *Megatron-LM*, "Memory
     per GPU".
     """
-    s = check.positive_int("seq", seq)
-    b = check.positive_int("micro_batch", micro_batch)
-    h = check.positive_int("hidden", hidden)
-    a = check.positive_int("heads", heads)
-    t = check.positive_int("tensor", tensor)
+    s = check.positive_int("seq", seq, maximum=LIMITS["seq"])
+    b = check.positive_int("micro_batch", micro_batch, maximum=MAX_MICRO_BATCH)
+    h = check.positive_int("hidden", hidden, maximum=LIMITS["hidden"])
+    a = check.positive_int("heads", heads, maximum=LIMITS["heads"])
+    t = check.positive_int("tensor", tensor, maximum=MAX_TENSOR)
     sp = check.boolean("sequence_parallel", sequence_parallel)
     rc = check.one_of("recompute", recompute, RECOMPUTE)
     flash = check.boolean("flash_attention", flash_attention)
@@ -108,10 +117,10 @@ def logits_bytes(seq: int, micro_batch: int, vocab: int, tensor: int = 1) -> flo
 
     Chapter: *HBM and the memory hierarchy*, "Training a model".
     """
-    s = check.positive_int("seq", seq)
-    b = check.positive_int("micro_batch", micro_batch)
-    v = check.positive_int("vocab", vocab)
-    return 4 * s * b * v / check.positive_int("tensor", tensor)
+    s = check.positive_int("seq", seq, maximum=LIMITS["seq"])
+    b = check.positive_int("micro_batch", micro_batch, maximum=MAX_MICRO_BATCH)
+    v = check.positive_int("vocab", vocab, maximum=LIMITS["vocab"])
+    return 4 * s * b * v / check.positive_int("tensor", tensor, maximum=MAX_TENSOR)
 
 
 def shape_activation_bytes_per_layer(shape: TransformerShape, micro_batch: int = 1, recompute: str = "none", *,
@@ -119,8 +128,8 @@ def shape_activation_bytes_per_layer(shape: TransformerShape, micro_batch: int =
                                      flash_attention: bool = False, seq: int | None = None) -> float:
     """:func:`activation_bytes_per_layer` for the layer of ``shape`` (its ffn width, key/value heads and MLP
     kind); ``seq`` defaults to the shape's. Chapter: *Megatron-LM*, "Memory per GPU"."""
-    m = shape_of(shape)
-    s = m.seq if seq is None else check.positive_int("seq", seq)
+    m = _shape("shape", shape)
+    s = m.seq if seq is None else check.positive_int("seq", seq, maximum=LIMITS["seq"])
     return activation_bytes_per_layer(s, micro_batch, m.hidden, m.heads, tensor=tensor,
                                       sequence_parallel=sequence_parallel, recompute=recompute, ffn=m.ffn,
                                       kv_heads=m.n_kv_heads, glu=m.glu, flash_attention=flash_attention)
@@ -136,11 +145,12 @@ def activation_bytes(model: TransformerShape | str, seq: int | None = None, micr
     ``seq`` defaults to the shape's ``seq``. Chapter: *HBM and the memory hierarchy*, "Activations".
     """
     m = shape_of(model)
-    s = m.seq if seq is None else check.positive_int("seq", seq)
-    n = m.layers if layers is None else check.positive_int("layers", layers)
+    s = m.seq if seq is None else check.positive_int("seq", seq, maximum=LIMITS["seq"])
+    n = m.layers if layers is None else check.positive_int("layers", layers, maximum=LIMITS["layers"])
+    rc = check.one_of("recompute", recompute, RECOMPUTE)
     kw = dict(tensor=tensor, sequence_parallel=sequence_parallel)
-    kept = activation_bytes_per_layer(s, micro_batch, m.hidden, m.heads, recompute=recompute, **kw)
+    kept = activation_bytes_per_layer(s, micro_batch, m.hidden, m.heads, recompute=rc, **kw)
     total = n * kept
-    if recompute == "full":
+    if rc == "full":
         total += activation_bytes_per_layer(s, micro_batch, m.hidden, m.heads, recompute="none", **kw)
     return total + logits_bytes(s, micro_batch, m.vocab, tensor)

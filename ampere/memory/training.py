@@ -24,6 +24,12 @@ from ..transformer import TransformerShape
 
 
 
+#: Largest bytes per parameter of one part of the training state (an fp64 Adam keeps 8 + 8 + 16: far below).
+MAX_BYTES_PER_PARAM = 64.0
+#: Largest data-parallel group (far above any run: the largest A100 runs used a few thousand GPUs).
+MAX_DATA_PARALLEL = 10_000_000
+
+
 @dataclass(frozen=True)
 class TrainingRecipe:
     """Bytes per trained parameter kept on the GPU, by component (before activations)."""
@@ -36,8 +42,13 @@ class TrainingRecipe:
     source: str  # bib key
 
     def __post_init__(self) -> None:
+        check.string("name", self.name, max_len=80)
+        check.string("source", self.source, allow_empty=True, max_len=80)
         for f in ("weight_bytes", "grad_bytes", "master_bytes", "optimizer_bytes"):
-            object.__setattr__(self, f, check.nonneg(f, getattr(self, f)))
+            object.__setattr__(self, f, check.nonneg(f, getattr(self, f), maximum=MAX_BYTES_PER_PARAM))
+        if self.bytes_per_param == 0:
+            raise ValueError(f"{self.name}: weight_bytes, grad_bytes, master_bytes and optimizer_bytes are all 0; "
+                             "a recipe keeps something per parameter")
 
     @property
     def bytes_per_param(self) -> float:
@@ -66,12 +77,13 @@ ZERO_STAGES: Mapping[int, str] = MappingProxyType({
 })
 
 
-def _recipe(recipe: str | TrainingRecipe) -> TrainingRecipe:
+def _recipe(recipe: str | TrainingRecipe, name: str = "recipe") -> TrainingRecipe:
     if isinstance(recipe, TrainingRecipe):
         return recipe
     if not isinstance(recipe, str):
-        raise TypeError(f"recipe must be a recipe name or a TrainingRecipe, got {recipe!r}")
-    return RECIPES[check.one_of("recipe", recipe, tuple(RECIPES))]
+        raise TypeError(f"{name} must be a recipe name ({', '.join(RECIPES)}) or a TrainingRecipe, got "
+                        f"{recipe!r:.60} ({type(recipe).__name__})")
+    return RECIPES[check.one_of(name, recipe, tuple(RECIPES))]
 
 
 def _stage(name: str, stage: Any) -> int:
@@ -86,6 +98,10 @@ class StateBytes:
     gradients: float
     master_weights: float
     optimizer_state: float
+
+    def __post_init__(self) -> None:
+        for f in _PARTS:
+            object.__setattr__(self, f, check.nonneg(f, getattr(self, f), maximum=MAX_BYTES_PER_PARAM))
 
     @property
     def total(self) -> float:
@@ -108,8 +124,8 @@ def zero_bytes_per_param(stage: int = 0, data_parallel: int = 1,
     weights (rajbhandari2020zero, Figure 1: 7.5B parameters on 64 GPUs hold 120, 31.4, 16.6 and 1.9 GB).
     A Megatron "distributed optimizer" is stage 1. Chapter: *HBM and the memory hierarchy*, "Training state".
     """
-    st = _stage("zero_stage", stage)
-    n = check.positive_int("data_parallel", data_parallel)
+    st = _stage("stage", stage)
+    n = check.positive_int("data_parallel", data_parallel, maximum=MAX_DATA_PARALLEL)
     r = _recipe(recipe)
     return StateBytes(r.weight_bytes / (n if st >= 3 else 1), r.grad_bytes / (n if st >= 2 else 1),
                       r.master_bytes / (n if st >= 1 else 1), r.optimizer_bytes / (n if st >= 1 else 1))
@@ -139,9 +155,27 @@ class MemoryConvention:
     from_the_source: tuple[str, ...]  # stage keys the source states itself; the others are derived
     gathered_layer_bytes_per_param: Mapping[str, float]
 
+    def __post_init__(self) -> None:
+        for f in ("name", "description", "source", "where"):
+            check.string(f, getattr(self, f), max_len=2000)
+        check.optional(check.string, "commit", self.commit, max_len=80)
+        stages = check.mapping("stages", self.stages, allow_empty=False)
+        for key, parts in stages.items():
+            parts = check.mapping(f"stages[{key!r}]", parts, allow_empty=False)
+            if set(parts) != set(_PARTS):
+                raise ValueError(f"stages[{key!r}] must have the parts {', '.join(_PARTS)}, got {sorted(parts)}")
+            for p, pair in parts.items():
+                rep, shard = check.sequence(f"stages[{key!r}][{p!r}]", pair, check.nonneg, min_len=2, max_len=2)
+        object.__setattr__(self, "from_the_source", tuple(check.names("from_the_source", self.from_the_source,
+                                                                      tuple(stages), min_len=0)))
+        gathered = check.mapping("gathered_layer_bytes_per_param", self.gathered_layer_bytes_per_param)
+        for key, v in gathered.items():
+            check.nonneg(f"gathered_layer_bytes_per_param[{key!r}]", v, maximum=MAX_BYTES_PER_PARAM)
+
     def stated(self, stage: int, offload: str = "none") -> bool:
         """True when the source itself states this stage (else it is derived, see ``description``)."""
-        return _key(stage, offload) in self.from_the_source
+        st = _stage("stage", stage)
+        return _key(st, check.one_of("offload", offload, OFFLOAD)) in self.from_the_source
 
 
 @functools.lru_cache(maxsize=1)
@@ -163,12 +197,20 @@ CONVENTIONS: Mapping[str, MemoryConvention] = _conventions()
 def memory_convention(name: str | MemoryConvention) -> MemoryConvention:
     """The :class:`MemoryConvention` called ``name`` (one of :data:`CONVENTIONS`). Chapter: *Megatron-LM*,
     "Checked against Megatron-LM and DeepSpeed"."""
-    if isinstance(name, MemoryConvention):
-        return name
-    if not isinstance(name, str):
-        raise TypeError(f"convention must be one of {', '.join(map(repr, CONVENTIONS))}, got {name!r} "
-                        f"({type(name).__name__})")
-    return CONVENTIONS[check.one_of("convention", name, tuple(CONVENTIONS))]
+    return _convention("name", name)
+
+
+def _convention(field: str, value: Any) -> MemoryConvention:
+    """:func:`memory_convention`, the error naming the argument ``field``."""
+    if isinstance(value, MemoryConvention):
+        return value
+    allowed = ", ".join(map(repr, CONVENTIONS))
+    if not isinstance(value, str):
+        raise TypeError(f"{field} must be a memory convention, one of {allowed}, got {value!r:.60} "
+                        f"({type(value).__name__})")
+    if value not in CONVENTIONS:
+        raise ValueError(f"{field}={value!r:.60} is not a memory convention; allowed: {allowed}")
+    return CONVENTIONS[value]
 
 
 def _key(stage: int, offload: str) -> str:
@@ -178,12 +220,12 @@ def _key(stage: int, offload: str) -> str:
 
 
 def _stage_key(conv: MemoryConvention, stage: Any, offload: Any) -> str:
-    st = _stage("zero_stage", stage)
+    st = _stage("stage", stage)
     off = check.one_of("offload", offload, OFFLOAD)
     key = _key(st, off)
     if key not in conv.stages:
         allowed = sorted(k for k in conv.stages if k.startswith(f"{st}+")) or ["none"]
-        raise ValueError(f"offload={offload!r} with zero_stage={st} is not counted by the {conv.name!r} convention "
+        raise ValueError(f"offload={offload!r} with stage={st} is not counted by the {conv.name!r} convention "
                          f"(it has: {', '.join(sorted(conv.stages))}); offload needs the 'deepspeed' convention "
                          f"and stage 2 (optimizer) or 3 (optimizer, optimizer+params); allowed here: {allowed}")
     return key
@@ -199,9 +241,9 @@ def state_bytes_per_param(stage: int = 0, data_parallel: int = 1, convention: st
     :func:`gathered_layer_bytes`), its estimators. ``offload`` ("optimizer", "optimizer+params") is counted
     by the "deepspeed" convention for stages 2 and 3. Chapter: *Megatron-LM*, "Memory per GPU".
     """
-    conv = memory_convention(convention)
+    conv = _convention("convention", convention)
     key = _stage_key(conv, stage, offload)
-    n = check.positive_int("data_parallel", data_parallel)
+    n = check.positive_int("data_parallel", data_parallel, maximum=MAX_DATA_PARALLEL)
     parts = conv.stages[key]
     return StateBytes(*(parts[p][0] + parts[p][1] / n for p in _PARTS))
 
@@ -224,7 +266,7 @@ def gathered_layer_bytes(stage: int, largest_layer_params: float, convention: st
     """Working buffer of ZeRO-3 as ``convention`` counts it: bytes per parameter of the gathered largest
     module (DeepSpeed: 2 of 16-bit weights + 2 of 16-bit gradients) x ``largest_layer_params``; 0 for the
     conventions and stages that count none. Chapter: *Megatron-LM*, "Memory per GPU"."""
-    conv = memory_convention(convention)
+    conv = _convention("convention", convention)
     key = _stage_key(conv, stage, offload)
-    n = check.nonneg("largest_layer_params", largest_layer_params)
+    n = check.nonneg("largest_layer_params", largest_layer_params, maximum=1e16)
     return conv.gathered_layer_bytes_per_param.get(key, 0.0) * n

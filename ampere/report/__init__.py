@@ -35,15 +35,18 @@ Map of the package (one concern per file):
 * ``extract.py``    -- figures from results, one extractor per benchmark (matmul, hbm, sparsity, generic);
                        the recorded results to compare with (pure)
 * ``references.py`` -- published figures as references, key labels and models, the chapter's reference
-                       table (pure)
+                       table, the published training runs grouped per GPU and team (pure)
 * ``comparison.py`` -- the comparison with the model and the recorded reference, the flag threshold,
                        configuration differences, printable rows (pure)
 * ``claims.py``     -- published cases of one wrong setting, single-GPU variation rows, the cost of a gap,
                        the claims-checked table (pure)
+* ``arguments.py``  -- the shapes of the report's arguments (figures, results, judged checks, paths, streams),
+                       checked with the ``ampere.check`` vocabulary (pure)
 * ``config_facts.py``  -- readers: NVML, sysfs, procfs, environment, nvidia-smi topo -m, lspci (never raise)
 * ``config_judges.py`` -- the verdict and the judges of the GPU settings (pure)
 * ``node_judges.py``   -- the judges of the node: NUMA, PCIe path, RDMA, NCCL, NVLink, versions, governor (pure)
-* ``config_checks.py`` -- the named checks (text + judge), the step shares, findings ranked by loss (pure)
+* ``config_checks.py`` -- the named checks (text, judge, NVIDIA's prescreen item), the step shares on each GPU's
+                       own DGX network, findings ranked by loss (pure)
 * ``examples.py``   -- the facts of a published A100 node and the same node with named faults (pure)
 * ``workload.py``   -- one transformer layer fwd+bwd timed, the Megatron model's prediction (torch inside)
 * ``probes.py``     -- the probes the report can run, their selection and the plan
@@ -69,7 +72,8 @@ from .output import REPORT_FILES, check_output_folder, render_html, write_report
 from .probes import PROBES, Probe, plan, probe_names, select_probes
 from .progress import Progress
 from .references import (REFERENCE_GPUS, Reference, allreduce_points, figure_unit, key_label, key_model,
-                         published_figures, reference_points, reference_rows, reference_table, unsized_allreduce)
+                         published_figures, reference_points, reference_rows, reference_table, training_rows,
+                         unsized_allreduce)
 from .runner import TIME_BUDGET_S, main, mig_scale, run, summary_text
 from .workload import layer_flops, layer_shape, measure_layer, predict_layer_s, prediction_rows
 
@@ -93,5 +97,6 @@ __all__ = [
     "CHECKS", "ConfigCheck", "Verdict", "check_names", "judge_all", "findings", "check_rows", "catalogue_rows",
     "step_shares", "throughput_loss", "read_facts", "ALLREDUCE_SIZES", "allreduce_sizes", "allreduce_points",
     "unsized_allreduce", "allreduce_key", "REPORT_FILES", "write_report_set", "summary_text", "layer_shape", "layer_flops",
-    "predict_layer_s", "measure_layer", "share_rows", "prediction_rows", "case_rows", "FAULTS", "example_facts", "show_cases", "draw_findings",
+    "predict_layer_s", "measure_layer", "share_rows", "prediction_rows", "case_rows", "FAULTS", "example_facts",
+    "show_cases", "draw_findings", "training_rows",
 ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Sequence
 
-from .. import specs
+from .. import check, specs
+from .arguments import figure_list, mapping_list, result_list
 from .extract import _MATMUL_LABEL, _gpu_id, _model_precision, size_label
 
 #: A figure more than this fraction below the recorded reference of the same GPU is flagged.
@@ -27,10 +28,16 @@ def compare(figures: Sequence[dict[str, Any]], gpu: str, recorded: Sequence[dict
     better); ``others``: the same key recorded on other GPUs, with this value's ratio to theirs.
     ``status`` is ``"ok"``, ``"below reference"`` or ``"no reference"``. A figure with a size (an
     all-reduce: ``size_bytes``, also in its key) is compared only with references of the same size; each row
-    states the size on both sides (``size_bytes``, ``reference_sizes``).
+    states the size on both sides (``size_bytes``, ``reference_sizes``). ``gpu`` is the name the figures'
+    GPU goes by (a catalogue name, a driver's name or a MIG slice: :func:`ampere.report.recorded_figures`).
+    Chapter: *The reference check*, "How a figure is judged".
     """
+    threshold = check.real("threshold", threshold)
     if not 0 < threshold < 1:
         raise ValueError(f"threshold={threshold!r} must be a fraction between 0 and 1 (0.10 = 10 %)")
+    figures = figure_list("figures", figures)
+    gpu = check.string("gpu", gpu, max_len=500)
+    recorded = figure_list("recorded", recorded, recorded=True)
     by_key: dict[str, list[dict[str, Any]]] = {}
     for r in recorded:
         by_key.setdefault(r["key"], []).append(r)
@@ -55,7 +62,7 @@ def compare(figures: Sequence[dict[str, Any]], gpu: str, recorded: Sequence[dict
             "unit": fig.get("unit", ""), "value": value, "model": model, "model_label": fig.get("model_label"),
             "pct_of_model": 100 * value / model if model else None,
             "reference": ref, "reference_n": len(same),
-            "reference_from": sorted({r["provenance"] for r in same}),
+            "reference_from": sorted({str(r.get("provenance", "")) for r in same}),
             "pct_of_reference": 100 * value / ref if ref else None,
             "size_bytes": size, "reference_sizes": sorted({size_of(r) for r in same}, key=lambda x: x or 0),
             "flag": bool(flag), "status": "no reference" if ref is None else ("below reference" if flag else "ok"),
@@ -89,7 +96,10 @@ def config_differences(device: dict[str, Any], references: Sequence[dict[str, An
     """Fields of ``device`` that differ from the recorded results of the same GPU (``references``).
 
     One row per field and differing value: the prime suspects when a figure is below its reference.
+    ``device`` is a result's device block (``DeviceInfo.to_dict()``), ``references`` results of the package.
     """
+    device = check.mapping("device", device)
+    references = result_list("references", references)
     gpu = _gpu_id(device)
     rows = []
     for res in references:
@@ -105,6 +115,14 @@ def config_differences(device: dict[str, Any], references: Sequence[dict[str, An
 
 def summary_rows(comparisons: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
     """Printable rows (strings) of :func:`compare`'s output, as the HTML and the chapter show them."""
+    comparisons = mapping_list("comparisons", comparisons, ("label", "value", "unit", "model", "pct_of_model",
+                                                            "reference", "pct_of_reference", "flag", "status",
+                                                            "others"))
+    for i, c in enumerate(comparisons):
+        check.finite(f"comparisons[{i}]['value']", c["value"])
+        for k in ("model", "pct_of_model", "reference", "pct_of_reference"):
+            check.optional(check.finite, f"comparisons[{i}][{k!r}]", c[k])
+        mapping_list(f"comparisons[{i}]['others']", c["others"], ("gpu", "value", "ratio"))
     rows = []
     for c in comparisons:
         def fmt(v: float | None, spec: str = ".1f") -> str:
@@ -125,10 +143,11 @@ def summary_rows(comparisons: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
 
 
 def model_rows(gpu: str | specs.GPUSpec) -> list[dict[str, str]]:
-    """What the model of ``gpu`` predicts for every figure kind of the report (the model-only report)."""
+    """What the model of ``gpu`` (a catalogue name) predicts for every figure kind of the report (the
+    model-only report)."""
     from ..views import cite_label
 
-    spec = specs.get(gpu)
+    spec = specs.get(check.gpu("gpu", gpu))
     rows = []
     for p in ("fp64", "fp32", "tf32", "bf16", "fp16"):
         mp = _model_precision(spec, p)
@@ -157,6 +176,8 @@ def model_rows(gpu: str | specs.GPUSpec) -> list[dict[str, str]]:
 
 def recorded_rows(recorded: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
     """Printable rows of :func:`recorded_figures`: GPU, figure, value, % of its model, provenance."""
+    recorded = figure_list("recorded", recorded, recorded=True)
+    recorded = mapping_list("recorded", recorded, ("label", "unit", "provenance"))
     return [{"GPU": r["gpu"], "figure": r["label"], "value": f"{r['value']:.2f} {r['unit']}",
              "% of model": f"{100 * r['value'] / r['model']:.1f}" if r.get("model") else "-",
              "provenance": r["provenance"]} for r in sorted(recorded, key=lambda r: (r["key"], r["gpu"]))]

@@ -292,11 +292,27 @@ def read_facts(info: Any = None, root: str | os.PathLike[str] = "/", env: Mappin
     """Everything the configuration checks judge, as one JSON-serialisable dict (never raises).
 
     ``info`` is the :class:`ampere.device.DeviceInfo` of the run (versions, the catalogue GPU); the other
-    arguments replace the machine for tests. Chapter: *The reference check*.
+    arguments replace the machine for tests: ``root`` the filesystem root, ``env`` the environment (names
+    to strings), ``run(argv) -> (exit code, output) or None`` the command runner, ``nvml`` an NVML binding
+    (an object with ``nvmlDeviceGetCount``), ``cpus`` this process's CPUs. What the machine does not let it
+    read is recorded, never raised; an argument of the wrong kind is refused (``ValueError``/``TypeError``).
+    Chapter: *The reference check*.
     """
-    root = Path(root)
-    env = dict(os.environ if env is None else env)
-    run = run or run_command
+    from .. import check
+    from .arguments import device_info, path
+
+    info = check.optional(device_info, "info", info)
+    root = Path(path("root", root))
+    env = dict(os.environ) if env is None else check.mapping("env", env)
+    for k, v in env.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"env must map names to strings (like os.environ), got {k!r}: {v!r:.40}")
+    run = run_command if run is None else check.function("run", run)
+    if nvml is not None and not callable(getattr(nvml, "nvmlDeviceGetCount", None)):
+        raise TypeError(f"nvml must be an NVML binding (pynvml, with nvmlDeviceGetCount), got {nvml!r:.60} "
+                        f"({type(nvml).__name__})")
+    cpus = check.optional(check.sequence, "cpus", cpus, lambda n, c: check.nonneg_int(n, c, maximum=1 << 20),
+                          min_len=0, max_len=1 << 20)
     facts: dict[str, Any] = {"reasons": {}}
     try:
         gpus, driver = read_gpus(nvml, root)

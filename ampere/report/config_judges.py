@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .. import specs
+from .. import check, specs
 
 #: statuses, from the worst; "info" is a reading with nothing wrong in it, "n/a" a check that cannot apply
 STATUSES: tuple[str, ...] = ("fail", "warn", "info", "ok", "n/a")
@@ -32,10 +32,16 @@ SLOW_PATH_ENV: dict[str, str] = {
 }
 
 
+#: the parts of a training step a setting acts on ("" for none)
+RESOURCES: tuple[str, ...] = ("compute", "nvlink", "network", "host", "startup", "correctness", "")
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """A judge's answer. ``loss`` is (low, high) fraction of the throughput of ``resource`` ("compute",
-    "nvlink", "network", "host" or "" for none) lost, or None when no source gives a size."""
+    """A judge's answer. ``loss`` is (low, high) fraction of the throughput of ``resource`` (one of
+    :data:`RESOURCES`) lost, or None when no source gives a size; ``at_least`` marks a published figure
+    that is a lower bound of the loss (measured on a smaller or simpler machine than the one judged).
+    Chapter: *The reference check*."""
 
     status: str
     observed: str
@@ -43,10 +49,27 @@ class Verdict:
     resource: str = ""
     loss: tuple[float, float] | None = None
     sources: tuple[str, ...] = ()
+    at_least: bool = False
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status={self.status!r}; allowed: {', '.join(STATUSES)}")
+        check.string("observed", self.observed, allow_empty=True, max_len=4000)
+        check.string("detail", self.detail, allow_empty=True, max_len=4000)
+        check.one_of("resource", self.resource, RESOURCES)
+        from .arguments import loss_pair
+
+        object.__setattr__(self, "loss", loss_pair("loss", self.loss))
+        object.__setattr__(self, "sources", tuple(check.names("sources", self.sources, _bib_keys(), min_len=0,
+                                                              max_len=32)))
+        check.boolean("at_least", self.at_least)
+
+
+def _bib_keys() -> tuple[str, ...]:
+    """The keys of book/references.bib (``ampere/data/tables/sources.json``): what a verdict may cite."""
+    from .. import results
+
+    return tuple(r["key"] for r in results.table("sources")["rows"])
 
 
 def no_gpu(facts: Mapping[str, Any]) -> Verdict | None:

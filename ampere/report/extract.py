@@ -113,8 +113,12 @@ def figures_from_result(result: dict[str, Any]) -> list[dict[str, Any]]:
     ``report`` results (and any result whose records carry ``key``/``value``) are read as they are;
     ``matmul`` (*Architecture* chapter), ``hbm`` (*HBM* chapter) and ``sparsity`` (*2:4 sparsity* chapter)
     records are converted.
-    A benchmark whose module is missing, or whose records cannot be read, gives no figures.
+    A benchmark whose module is missing, or whose records cannot be read, gives no figures. ``result`` is a
+    result of the package (schema ``ampere-result/1``).
     """
+    from .arguments import result as _result
+
+    result = _result("result", result)
     bench = result.get("benchmark")
     try:
         if bench == "matmul":
@@ -137,11 +141,13 @@ def _gpu_id(device: dict[str, Any]) -> str:
 
 
 def recorded_figures(results_list: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figures of recorded results (GPU results only), each with ``gpu``, ``provenance``, ``created_utc``."""
+    """Figures of recorded results (GPU results only), each with ``gpu``, ``provenance``, ``created_utc``.
+    ``results_list`` is a list of results of the package (:func:`load_references`)."""
     from ..results import provenance
+    from .arguments import result_list
 
     out = []
-    for res in results_list:
+    for res in result_list("results_list", results_list):
         if res["device"].get("backend") != "cuda":
             continue
         for fig in figures_from_result(res):
@@ -204,7 +210,11 @@ ALLREDUCE_SIZES: tuple[int, ...] = (8 * 2**30, 4 * 2**30)
 
 def allreduce_sizes(memory_bytes: float | None) -> list[int]:
     """The plateau sizes a GPU of ``memory_bytes`` can all-reduce with room to spare (a quarter of its
-    memory per buffer), smallest first; 1 GiB when none fits (a GPU of less than 16 GiB)."""
+    memory per buffer), smallest first; 1 GiB when none fits (a GPU of less than 16 GiB) or the memory is
+    unknown (None or 0). At most 2**50 bytes (a PiB)."""
+    from .. import check
+
+    memory_bytes = check.optional(check.nonneg, "memory_bytes", memory_bytes, maximum=2.0**50)
     fits = [s for s in ALLREDUCE_SIZES if memory_bytes and 4 * s <= memory_bytes]
     return sorted(fits) or [2**30]
 
@@ -225,7 +235,8 @@ def allreduce_key(gpus: int, size_bytes: int) -> str:
     pairs only figures of the same key, hence of the same size and GPU count."""
     from .. import check
 
-    gpus, size_bytes = check.positive_int("gpus", gpus), check.positive_int("size_bytes", size_bytes)
+    gpus = check.positive_int("gpus", gpus, maximum=1_000_000)
+    size_bytes = check.positive_int("size_bytes", size_bytes, maximum=2**39)  # 550 GB: above any GPU's memory
     return f"allreduce/n{int(gpus)}/{int(size_bytes)}"
 
 
@@ -248,11 +259,13 @@ def load_references(folder: str | os.PathLike[str] | None = None, bundled: bool 
 
     Files that are not valid results raise ``ValueError`` naming the file.
     """
-    from .. import results
+    from .. import check, results
+    from .arguments import path
 
+    bundled = check.boolean("bundled", bundled)
     out = list(results.recorded()) if bundled else []
     if folder is not None:
-        folder = Path(folder)
+        folder = Path(path("folder", folder))
         if not folder.is_dir():
             raise ValueError(f"reference folder {str(folder)!r} does not exist or is not a folder")
         for path in sorted(folder.glob("*.json")):

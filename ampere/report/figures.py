@@ -13,8 +13,26 @@ import io
 import statistics
 from typing import Any, Sequence
 
-from .. import specs
+from .. import check, specs
+from .arguments import mapping_list
 from .references import REFERENCE_GPUS, reference_points
+
+
+def _ax(name: str, ax: Any, method: str) -> Any:
+    from .. import plots
+
+    return plots.axes(name, ax, method)
+
+
+def _comparisons(name: str, rows: Any) -> list[dict[str, Any]]:
+    """Rows of :func:`ampere.report.compare` (what the drawing reads of them)."""
+    rows = mapping_list(name, rows, ("label", "pct_of_model", "flag", "reference", "model"))
+    for i, r in enumerate(rows):
+        for k in ("pct_of_model", "reference", "model"):
+            if r[k] is not None:
+                r[k] = check.finite(f"{name}[{i}][{k!r}]", r[k])
+        check.boolean(f"{name}[{i}]['flag']", r["flag"])
+    return rows
 
 def _png_base64(fig: Any) -> str:
     buf = io.BytesIO()
@@ -35,7 +53,11 @@ def _agg_figure(size: str = "wide") -> Any:
 
 
 def draw_comparison(ax: Any, comparisons: Sequence[dict[str, Any]], title: str = "") -> None:
-    """Horizontal bars: % of the model per measured figure (red when flagged), the reference as a square."""
+    """Horizontal bars: % of the model per measured figure (red when flagged), the reference as a square.
+    ``comparisons`` are :func:`ampere.report.compare`'s rows. Chapter: *The reference check*."""
+    ax = _ax("ax", ax, "barh")
+    comparisons = _comparisons("comparisons", comparisons)
+    title = check.string("title", title, allow_empty=True, max_len=200)
     rows = [c for c in comparisons if c["pct_of_model"] is not None]
     if not rows:
         ax.text(0.5, 0.5, "no measured figure has a model value", ha="center", va="center")
@@ -60,10 +82,13 @@ def draw_comparison(ax: Any, comparisons: Sequence[dict[str, Any]], title: str =
 
 
 def draw_model(axes: Sequence[Any], gpus: Sequence[str]) -> None:
-    """Two panels: dense BF16 (or FP16) tensor peak and DRAM bandwidth of ``gpus``, from ``ampere.specs``."""
+    """Two panels: dense BF16 (or FP16) tensor peak and DRAM bandwidth of ``gpus``, from ``ampere.specs``.
+    ``axes`` is a pair of matplotlib Axes. Chapter: *The reference check*."""
     from .. import plots
 
-    ax1, ax2 = axes
+    pair = check.sequence("axes", axes, min_len=2, max_len=2)
+    ax1, ax2 = (_ax(f"axes[{i}]", a, "barh") for i, a in enumerate(pair))
+    gpus = check.gpus("gpus", gpus, max_len=len(specs.names()))
     names = [specs.get(g).name for g in gpus]
     peaks = [specs.get(g).peak_flops("bf16" if specs.get(g).supports("bf16") else "fp16") / 1e12 for g in gpus]
     colors = [plots.gpu_color(n) for n in names]
@@ -81,10 +106,16 @@ def draw_recorded(ax: Any, recorded: Sequence[dict[str, Any]], keys: Sequence[st
     """Recorded figures of every GPU as % of each GPU's own model: one group of bars per figure key.
 
     Only figures with a model value are drawn (``keys`` restricts them). The median of several records of
-    the same GPU and key is drawn.
+    the same GPU and key is drawn. ``recorded`` are :func:`ampere.report.recorded_figures`'s figures.
     """
     from .. import plots
+    from .arguments import figure_list
 
+    ax = _ax("ax", ax, "bar")
+    recorded = figure_list("recorded", recorded, recorded=True)
+    for i, r in enumerate(recorded):
+        check.string(f"recorded[{i}]['label']", r.get("label"))
+    keys = check.optional(check.sequence, "keys", keys, check.string, min_len=0, max_len=100_000)
     cells: dict[tuple[str, str], list[float]] = {}
     labels: dict[str, str] = {}
     for r in recorded:
@@ -110,6 +141,8 @@ def draw_recorded(ax: Any, recorded: Sequence[dict[str, Any]], keys: Sequence[st
 
 def comparison_figure(comparisons: Sequence[dict[str, Any]], title: str) -> Any:
     """:func:`draw_comparison` on a standalone Figure (for the HTML report)."""
+    comparisons = _comparisons("comparisons", comparisons)
+    title = check.string("title", title, allow_empty=True, max_len=200)
     fig = _agg_figure("wide")
     draw_comparison(fig.add_subplot(), comparisons, title)
     fig.tight_layout()
@@ -118,6 +151,7 @@ def comparison_figure(comparisons: Sequence[dict[str, Any]], title: str) -> Any:
 
 def model_figure(gpus: Sequence[str]) -> Any:
     """:func:`draw_model` on a standalone Figure (the model-only report)."""
+    gpus = check.gpus("gpus", gpus, max_len=len(specs.names()))
     fig = _agg_figure("wide")
     draw_model(fig.subplots(1, 2), gpus)
     fig.suptitle("Model (ampere.specs): what each GPU should reach at most", fontsize=10)
@@ -127,6 +161,9 @@ def model_figure(gpus: Sequence[str]) -> Any:
 
 def recorded_figure(recorded: Sequence[dict[str, Any]]) -> Any:
     """:func:`draw_recorded` on a standalone Figure."""
+    from .arguments import figure_list
+
+    recorded = figure_list("recorded", recorded, recorded=True)
     fig = _agg_figure("wide")
     draw_recorded(fig.add_subplot(), recorded)
     fig.tight_layout()
@@ -135,13 +172,18 @@ def recorded_figure(recorded: Sequence[dict[str, Any]]) -> Any:
 
 def show_references(gpus: Sequence[str] = REFERENCE_GPUS) -> None:
     """The chapter's reference table: for every figure the report measures, the recorded and published
-    values it is compared with on each reference GPU, as a share of that GPU's model (figure + table)."""
+    values it is compared with on each reference GPU (catalogue names), as a share of that GPU's model
+    (figure + table; the table names each GPU once and each source once, in its caption)."""
     import matplotlib.pyplot as plt
 
     from .. import plots
     from ..tables import markdown_table, show_md
 
+    gpus = check.gpus("gpus", gpus, max_len=len(specs.names()))
     points = reference_points(gpus)
+    if not points:
+        raise ValueError(f"gpus={gpus}: no recorded or published reference for these GPUs; GPUs with references: "
+                         f"{', '.join(sorted({p.gpu for p in reference_points(specs.names())}))}")
     fig, ax = plots.figure("full")
     fig.set_size_inches(7.0, min(7.5, 0.36 * len(points) + 1.4))
     ys = list(range(len(points)))[::-1]
@@ -160,11 +202,34 @@ def show_references(gpus: Sequence[str] = REFERENCE_GPUS) -> None:
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     plt.show()
-    rows = [{"GPU": p.gpu, "figure": p.what, "model": f"{p.model:,.0f}" if p.model else "-",
-             "reference": f"{p.real:,.0f}", "ratio": f"{p.ratio:.2f}" if p.ratio else "-",
-             "source": p.source.split(", ")[0] if p.kind == "published" else p.source}
-            for p in points]
-    show_md(markdown_table(rows))
+    show_md(_reference_caption(points) + "\n\n" + markdown_table(_reference_point_rows(points)))
+
+
+def _source_of(p: Any) -> str:
+    return p.source.split(", ")[0] if p.kind == "published" else p.source
+
+
+def _reference_point_rows(points: Sequence[Any]) -> list[dict[str, str]]:
+    """Printable rows of :func:`ampere.report.reference_points`, grouped by GPU: the GPU named on its first
+    row only, the source left to the caption (:func:`_reference_caption`) where one source covers a figure."""
+    rows, last = [], None
+    for p in points:
+        rows.append({"GPU": p.gpu if p.gpu != last else "", "figure": p.what,
+                     "unit": p.unit, "model": f"{p.model:,.0f}" if p.model else "-",
+                     "reference": f"{p.real:,.0f}", "ratio": f"{p.ratio:.2f}" if p.ratio else "-"})
+        last = p.gpu
+    return rows
+
+
+def _reference_caption(points: Sequence[Any]) -> str:
+    """The sources of the reference table, once each, with what they measured."""
+    by: dict[str, list[str]] = {}
+    for p in points:
+        kind = p.what.split(",")[0].split(" matmul")[0] + (" matmul" if "matmul" in p.what else "")
+        by.setdefault(_source_of(p), [])
+        if kind not in by[_source_of(p)]:
+            by[_source_of(p)].append(kind)
+    return "Sources: " + "; ".join(f"{', '.join(kinds)}: {src}" for src, kinds in by.items()) + "."
 
 
 def show_cases(rows: Sequence[dict[str, Any]] | None = None) -> None:
@@ -175,7 +240,12 @@ def show_cases(rows: Sequence[dict[str, Any]] | None = None) -> None:
     from .. import plots
     from .claims import case_rows
 
-    rows = list(case_rows() if rows is None else rows)
+    rows = case_rows() if rows is None else mapping_list("rows", rows, ("setting", "system", "GB/s right",
+                                                                         "GB/s wrong", "lost"), min_len=1)
+    for i, r in enumerate(rows):
+        for k in ("GB/s right", "GB/s wrong"):
+            check.positive(f"rows[{i}][{k!r}]", r[k])
+        check.fraction(f"rows[{i}]['lost']", r["lost"])
     fig, ax = plots.figure("full")
     fig.set_size_inches(7.0, 0.75 * len(rows) + 1.4)
     ys = list(range(len(rows)))[::-1]
@@ -195,16 +265,34 @@ def show_cases(rows: Sequence[dict[str, Any]] | None = None) -> None:
 
 def draw_findings(ax: Any, ranked: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> None:
     """Horizontal bars: the expected loss of training throughput of each finding (the range as a lighter
-    bar), in rank order; findings no published figure sizes are listed with "unknown"."""
-    by = {r["name"]: r for r in rows}
+    bar), in rank order; a lower bound is marked "at least"; findings no published figure sizes are marked
+    "unknown" at the left of their row, above the axis. ``ranked`` are :func:`ampere.report.findings`, ``rows`` :func:`ampere.report.judge_all`."""
+    from .arguments import checked_rows, loss_pair
+
+    ax = _ax("ax", ax, "barh")
+    ranked = mapping_list("ranked", ranked, ("rank", "check", "status"))
+    by = {r["name"]: r for r in checked_rows("rows", rows)}
+    for i, f in enumerate(ranked):
+        if f["check"] not in by:
+            raise ValueError(f"ranked[{i}] names check {f['check']!r}, which rows do not hold")
     ys = list(range(len(ranked)))[::-1]
+    top = 0.0
     for y, f in zip(ys, ranked):
-        loss = by[f["check"]].get("throughput_loss")
+        loss = loss_pair(f"rows[{f['check']!r}]['throughput_loss']", by[f["check"]].get("throughput_loss"))
         color = "#c62828" if f["status"] == "fail" else "#f9a825"
         if loss is None:
-            ax.text(0.2, y, "unknown (no published figure sizes it)", va="center", fontsize=8, color="#555")
             continue
+        top = max(top, 100 * loss[1])
         ax.barh([y], [100 * loss[1]], color=color, alpha=0.35)
         ax.barh([y], [100 * loss[0]], color=color)
+        if by[f["check"]].get("at_least"):  # a lower bound: the loss may be larger
+            ax.annotate("at least", xy=(100 * loss[1], y), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=8, color="#555")
+    for y, f in zip(ys, ranked):
+        if by[f["check"]].get("throughput_loss") is None:
+            ax.text(0.01 * max(top, 1.0), y, "unknown: no published figure sizes it", va="center", fontsize=8,
+                    color="#555")
+    ax.set_xlim(0, 1.05 * max(top, 1.0))
+    ax.set_ylim(-0.7, len(ranked) - 0.3)
     ax.set_yticks(ys, [f"{f['rank']}. {f['check']} ({f['status']})" for f in ranked], fontsize=8)
     ax.set_xlabel("expected loss of training throughput (%): dark = low end, light = high end")

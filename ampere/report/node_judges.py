@@ -81,6 +81,11 @@ def judge_pcie_path(f: Mapping[str, Any]) -> Verdict:
     detail = ("ACS redirect sends every peer-to-peer PCIe transfer (GPU to NIC, GPU to GPU without NVLink) up "
               "to the root complex; IOMMU translation adds a lookup to each")
     if redirect:
+        if f.get("hypervisor"):
+            return Verdict("fail", "; ".join(parts), detail + ". In a virtual machine the fix is on the host: "
+                           "enable ATS on each NIC and set ACS on the switches and root ports above the passed-"
+                           "through GPUs and NICs to allow ATS", "network", (loss, loss),
+                           ("nccl949", "nvidiaaievmconfig", "nvidianccltroubleshooting"))
         return Verdict("fail", "; ".join(parts), detail, "network", (loss, loss),
                        ("nccl949", "nccltests112", "nvidianccltroubleshooting"))
     if not f.get("gpus"):
@@ -112,8 +117,10 @@ def judge_gpudirect(f: Mapping[str, Any]) -> Verdict:
                        "not applicable here: the loaded kernel modules cannot be read")
     loss = case_loss("nccl412-a800-nic-through-cpu", "nccl412-a800-nic-on-gpu-switch-gdr")
     return Verdict("fail", f"{len(nics)} RDMA adapter(s), no nvidia_peermem / nv_peer_mem loaded",
-                   "without the peer-memory module NCCL stages every inter-node transfer through CPU memory",
-                   "network", (loss, loss), ("nccl412", "nccl489"))
+                   "without the peer-memory module NCCL stages every inter-node transfer through CPU memory; "
+                   "the published size is a lower bound: one NIC reached through the CPU on a one-NIC node "
+                   "(16 instead of 24 GB/s), where a node with a NIC per GPU stages all of them",
+                   "network", (loss, loss), ("nccl412", "nccl489"), at_least=True)
 
 
 def judge_nccl(f: Mapping[str, Any]) -> Verdict:

@@ -15,6 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import check
+from .arguments import mapping_list
+from .arguments import path as _path
 from .comparison import FLAG_THRESHOLD, model_rows, recorded_rows, summary_rows
 from .extract import _gpu_id
 from .figures import _png_base64, comparison_figure, model_figure, recorded_figure
@@ -33,7 +36,7 @@ def check_output_folder(out: str | os.PathLike[str]) -> Path:
 
     Raises ``ValueError`` naming the folder and the reason, before anything is measured.
     """
-    folder = Path(out)
+    folder = Path(_path("out", out))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for where in (folder, folder.resolve().parent):
@@ -54,7 +57,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` atomically (``ampere.results.write_atomic``): never a half-written report."""
     from ..results import write_atomic
 
-    return write_atomic(path, text)
+    return write_atomic(_path("path", path), check.string("text", text, allow_empty=True))
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -80,7 +83,10 @@ def write_report_set(folder: str | os.PathLike[str], files: dict[str, str]) -> d
     there is no folder, never a mixed one). An interruption before the swap leaves the old set and removes
     the staging folder. Chapter: *The reference check*, "Running it".
     """
-    folder = Path(folder)
+    folder = Path(_path("folder", folder))
+    files = check.mapping("files", files, allow_empty=False)
+    for name, text in files.items():
+        check.string(f"files[{name!r}]", text, allow_empty=True)
     unknown = sorted(set(files) - set(REPORT_FILES))
     if unknown:
         raise ValueError(f"files {unknown} are not report files; allowed: {', '.join(REPORT_FILES)}")
@@ -145,8 +151,19 @@ def render_html(result: dict[str, Any], comparisons: Sequence[dict[str, Any]], p
                 images: bool = True, checks: Sequence[dict[str, Any]] = (),
                 ranked: Sequence[dict[str, Any]] = ()) -> str:
     """The self-contained HTML report (inline CSS, figures as base64 PNG): findings ranked by expected
-    throughput loss, the configuration checks, then the measured figures against model and references."""
+    throughput loss, the configuration checks, then the measured figures against model and references.
+    ``result`` is the report's result (schema ``ampere-result/1``), the others the rows :func:`run` computes."""
+    from .arguments import result as _result
     from .config_checks import check_rows
+
+    result = _result("result", result)
+    comparisons = mapping_list("comparisons", comparisons, ("flag", "reference", "label", "warnings"))
+    plan_rows = mapping_list("plan_rows", plan_rows, ("probe", "title", "status", "reason"))
+    recorded = mapping_list("recorded", recorded, ("key", "gpu", "value", "label"))
+    config_rows = mapping_list("config_rows", config_rows)
+    images = check.boolean("images", images)
+    checks = mapping_list("checks", checks, ("name", "status"))
+    ranked = mapping_list("ranked", ranked, ("rank", "check"))
     dev = result["device"]
     esc = html.escape
     gpu = _gpu_id(dev)

@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .. import specs
+from .. import check, specs
+from .arguments import device_info
 from .extract import (_hbm_figures, _link_model, _matmul_figures, _sparsity_figures, allreduce_key, allreduce_sizes,
                       size_label)
 
@@ -52,6 +53,19 @@ class Probe:
     supported: Callable[[Any], str | None]
     run: Callable[[ProbeContext], list[dict[str, Any]]]
     estimate_s: Callable[[bool], float]
+
+    def __post_init__(self) -> None:
+        check.string("name", self.name)
+        check.string("title", self.title)
+        needs = tuple(check.sequence("needs", self.needs, check.string, min_len=0, max_len=16))
+        for i, target in enumerate(needs):
+            module, _, func = target.partition(":")
+            if not module or not all(part.isidentifier() for part in module.split(".")) \
+                    or (func and not func.isidentifier()):
+                raise ValueError(f"needs[{i}]={target!r} must be 'package.module' or 'package.module:function'")
+        object.__setattr__(self, "needs", needs)
+        for name in ("supported", "run", "estimate_s"):
+            check.function(name, getattr(self, name))
 
     def availability(self) -> str | None:
         """None when every needed function exists, else why not ("not available in this version: ...")."""
@@ -236,24 +250,36 @@ PROBES: tuple[Probe, ...] = (
 
 
 def probe_names() -> list[str]:
+    """The names of :data:`PROBES`, in run order (what ``--only`` and ``--skip`` accept)."""
     return [p.name for p in PROBES]
 
 
 def select_probes(only: Sequence[str] | None = None, skip: Sequence[str] | None = None) -> list[Probe]:
-    """The probes chosen by ``--only`` and ``--skip`` (unknown names raise ``ValueError``), in run order."""
+    """The probes chosen by ``--only`` and ``--skip`` (lists of :func:`probe_names`; unknown names raise
+    ``ValueError`` listing the known ones), in run order. ``only=None`` selects every probe; an empty
+    ``only`` would select none and is refused; an empty ``skip`` skips nothing."""
     known = probe_names()
+    only = check.optional(check.sequence, "only", only, check.string, max_len=len(known) * 4)
+    skip = check.optional(check.sequence, "skip", skip, check.string, min_len=0, max_len=len(known) * 4) or []
     for label, names in (("only", only), ("skip", skip)):
         bad = [n for n in (names or []) if n not in known]
         if bad:
             raise ValueError(f"--{label} names unknown probe(s) {bad}; known: {', '.join(known)}")
-    chosen = [p for p in PROBES if (not only or p.name in only) and p.name not in (skip or [])]
-    return chosen
+    return [p for p in PROBES if (only is None or p.name in only) and p.name not in skip]
 
 
 def plan(info: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
-    """For each probe: ``status`` "run", "not available" or "not supported", and the reason."""
+    """For each probe: ``status`` "run", "not available" or "not supported", and the reason. ``info`` is the
+    :class:`ampere.device.DeviceInfo` of the machine, ``probes`` a list of :class:`Probe`."""
+    device_info("info", info)
+
+    def probe(name: str, p: Any) -> Probe:
+        if not isinstance(p, Probe):
+            raise TypeError(f"{name} must be an ampere.report.Probe (an entry of PROBES), got {p!r:.60}")
+        return p
+
     rows = []
-    for p in probes:
+    for p in check.sequence("probes", probes, probe, min_len=0, max_len=1000):
         why = p.availability()
         if why:
             rows.append({"probe": p.name, "title": p.title, "status": "not available", "reason": why})

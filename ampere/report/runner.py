@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+from .. import check
+from .arguments import device_info, figure_list, mapping_list, path, result_list
+from .arguments import stream as _stream
 from .comparison import FLAG_THRESHOLD, compare, config_differences, summary_rows
 from .config_checks import findings, judge_all
 from .config_facts import read_facts
@@ -29,6 +32,8 @@ from .references import published_figures
 
 #: Default time budget of the whole run on a GPU (the issue asks for at most 3 minutes).
 TIME_BUDGET_S = 170.0
+#: The longest budget a run accepts: a day (a report is minutes; more is a unit mistake).
+MAX_TIME_BUDGET_S = 86_400.0
 
 
 @dataclass
@@ -50,9 +55,11 @@ def mig_scale(figures: list[dict[str, Any]], info: Any) -> tuple[list[dict[str, 
     """Inside a MIG instance, scale each figure's model to the slice (``ampere.mig_geometry.instance_peaks``).
 
     Compute figures (matmul) scale with the slice's SMs, memory figures (DRAM, L2 plateaus) with its
-    memory slices; ratios (speedups, the knee) do not change. Returns (figures, note or None).
+    memory slices; ratios (speedups, the knee) do not change. Returns (figures, note or None). ``info`` is
+    the :class:`ampere.device.DeviceInfo` of the run.
     """
-    spec = info.spec
+    figures = figure_list("figures", figures)
+    spec = device_info("info", info).spec
     if not getattr(info, "mig_instance", None) or spec is None:
         return figures, None
     try:
@@ -67,12 +74,12 @@ def mig_scale(figures: list[dict[str, Any]], info: Any) -> tuple[list[dict[str, 
     out = []
     for f in figures:
         f = dict(f)
-        if f.get("model") is not None and f["probe"] in ("matmul", "workload", "hbm-copy", "l2-sweep") \
+        if f.get("model") is not None and f.get("probe") in ("matmul", "workload", "hbm-copy", "l2-sweep") \
                 and f.get("unit") != "x L2":
             f["model"] *= compute if f["probe"] in ("matmul", "workload") else memory
             f["model_label"] = f"{f.get('model_label')} x MIG {info.mig_instance} share"
         out.append(f)
-    return out, (f"inside MIG instance {info.mig_instance}: models scaled to {peaks['sms']} of {spec.sm_count} SMs "
+    return out, (f"inside MIG instance {info.mig_instance}: models scaled to {peaks.sms} of {spec.sm_count} SMs "
                  f"and {memory:.3g} of the memory bandwidth")
 
 
@@ -110,11 +117,17 @@ def run(out: str | os.PathLike[str], only: Sequence[str] | None = None, skip: Se
     from .. import results
 
     if isinstance(time_budget_s, bool) or not isinstance(time_budget_s, (int, float)) \
-            or not math.isfinite(time_budget_s) or not time_budget_s > 0:
-        raise ValueError(f"time_budget_s={time_budget_s!r} must be a finite positive number of seconds")
+            or not math.isfinite(time_budget_s) or not 0 < time_budget_s <= MAX_TIME_BUDGET_S:
+        raise ValueError(f"time_budget_s={time_budget_s!r} must be a finite positive number of seconds, at most "
+                         f"{MAX_TIME_BUDGET_S:.0f} (a day)")
+    quick, images = check.boolean("quick", quick), check.boolean("images", images)
+    info = check.optional(device_info, "info", info)
+    references = check.optional(result_list, "references", references)
+    stream = _stream("stream", stream)
+    facts = check.optional(check.mapping, "facts", facts)
     chosen = select_probes(only, skip)
-    folder = check_output_folder(out)
-    record_folder = Path(record) if record is not None else None
+    folder = check_output_folder(path("out", out))
+    record_folder = Path(path("record", record)) if record is not None else None
     if record_folder is not None:
         try:
             record_folder.mkdir(parents=True, exist_ok=True)
@@ -213,7 +226,15 @@ def _wrap(text: str, width: int, indent: str) -> str:
 def summary_text(result: dict[str, Any], comparisons: Sequence[dict[str, Any]], checks: Sequence[dict[str, Any]],
                  ranked: Sequence[dict[str, Any]], width: int = 88) -> str:
     """What ``python -m ampere report`` prints (and writes to report.txt): the findings ranked by expected
-    throughput loss with their fix, every configuration check with its status and why, then the figures."""
+    throughput loss with their fix, every configuration check with its status and why, then the figures.
+    ``width`` (40 to 400 characters) wraps the text."""
+    from .arguments import result as _result
+
+    result = _result("result", result)
+    comparisons = mapping_list("comparisons", comparisons, ("flag",))
+    checks = mapping_list("checks", checks, ("name", "status", "title", "what", "observed", "detail"))
+    ranked = mapping_list("ranked", ranked, ("rank", "check", "status", "expected loss", "observed", "fix"))
+    width = check.bounded_int("width", width, 40, 400, why="characters per line")
     dev = result["device"]
     who = (f"{dev.get('name', '?')} ({dev.get('spec_name') or 'not in the catalogue'})"
            if dev.get("backend") == "cuda" else "this machine (no CUDA GPU)")
@@ -299,9 +320,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from .. import device as _device
 
+    argv = list(sys.argv[1:]) if argv is None else check.sequence("argv", argv, check.string, min_len=0,
+                                                                  max_len=1000)
     parser = _parser()
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
     if args.list:

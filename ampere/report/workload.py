@@ -13,6 +13,10 @@ from typing import Any
 
 from .. import check, specs
 
+#: the largest microbatch of one layer on one GPU the functions accept (a bound of sense: 4,096 sequences of
+#: the reference shape are terabytes of activations)
+MAX_MICROBATCH = 4096
+
 #: the reference shape: one layer of Megatron-LM's Table 1 7.5B model (hidden 4096, 32 heads, sequence
 #: 2048), microbatch 1, no tensor parallelism
 REFERENCE_ROW = "7.5B"
@@ -35,8 +39,8 @@ def predict_layer_s(gpu: str | specs.GPUSpec, row: str = REFERENCE_ROW, microbat
     :data:`LAYER_CATEGORIES`, uncalibrated). Chapter: *The reference check*."""
     from .. import megatron
 
-    spec = specs.get(gpu)
-    microbatch = check.positive_int("microbatch", microbatch)
+    spec = specs.get(check.gpu("gpu", gpu))
+    microbatch = check.positive_int("microbatch", microbatch, maximum=MAX_MICROBATCH)
     est = megatron.estimate(layer_shape(row), 1, microbatch, 1, 1, microbatch, recompute="none", gpu=spec.name,
                             flash_attention=True)
     return sum(est.breakdown[c] for c in LAYER_CATEGORIES)
@@ -45,7 +49,7 @@ def predict_layer_s(gpu: str | specs.GPUSpec, row: str = REFERENCE_ROW, microbat
 def layer_flops(row: str = REFERENCE_ROW, microbatch: int = 1) -> float:
     """FLOPs of one layer's forward and backward (3 x the forward: 24 b s h^2 + 4 b s^2 h, Narayanan et al.)."""
     shape = layer_shape(row)
-    microbatch = check.positive_int("microbatch", microbatch)
+    microbatch = check.positive_int("microbatch", microbatch, maximum=MAX_MICROBATCH)
     b, s, h = microbatch, shape.seq, shape.hidden
     return 3 * (24 * b * s * h * h + 4 * b * s * s * h)
 
@@ -60,18 +64,33 @@ def measure_layer(device: Any = None, row: str = REFERENCE_ROW, microbatch: int 
     "shape"}``. ``device`` is a torch device (default ``cuda``); ``shape`` (a TransformerShape) replaces the
     Table 1 row, e.g. a tiny one in "fp32" on a CPU.
     """
+    quick = check.boolean("quick", quick)
+    check.one_of("dtype", dtype, ("bf16", "fp16", "fp32"))
+    b = check.positive_int("microbatch", microbatch, maximum=MAX_MICROBATCH)
+    reference = layer_shape(row)  # checks row even when shape replaces it
+    shape = reference if shape is None else shape
+    for field in ("seq", "hidden", "heads"):
+        if not hasattr(shape, field):
+            raise TypeError(f"shape must be an ampere.transformer.TransformerShape (seq, hidden, heads), got "
+                            f"{shape!r:.60} ({type(shape).__name__})")
+    s = check.positive_int("shape.seq", shape.seq, maximum=1_048_576)
+    h = check.positive_int("shape.hidden", shape.hidden, maximum=1_048_576)
+    a = check.positive_int("shape.heads", shape.heads, maximum=h)
+    if h % a:
+        raise ValueError(f"shape.hidden={h} is not a multiple of shape.heads={a}")
+    check.at_most("microbatch x shape", 16 * b * s * h, 2**36, "elements of one layer's activations: 64 Gi")
+    dev = check.device("device", "cuda" if device is None else device)
+
     import torch
     import torch.nn.functional as F
 
     from .. import timing
 
-    quick = check.boolean("quick", quick)
-    check.one_of("dtype", dtype, ("bf16", "fp16", "fp32"))
-    shape = layer_shape(row) if shape is None else shape
-    b, s, h, a = check.positive_int("microbatch", microbatch), shape.seq, shape.hidden, shape.heads
-    if h % a:
-        raise ValueError(f"hidden={h} is not a multiple of heads={a}")
-    dev = torch.device(device or "cuda")
+    if str(dev) == "cpu":
+        dev = torch.device("cpu")
+    elif dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={str(dev)!r}, but torch sees no CUDA GPU here: pass device='cpu' and a small "
+                         "shape to run the layer on the CPU")
     tdt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
     gen = torch.Generator().manual_seed(0)
 
@@ -106,8 +125,14 @@ def measure_layer(device: Any = None, row: str = REFERENCE_ROW, microbatch: int 
 def prediction_rows(gpus: tuple[str, ...] = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
                                              "H200-SXM-141GB"), row: str = REFERENCE_ROW) -> list[dict[str, str]]:
     """The Megatron model of the reference layer on each of ``gpus``: milliseconds, TFLOP/s and the share
-    of the dense BF16 peak (:func:`predict_layer_s`). Chapter: *The reference check*."""
+    of the dense BF16 peak (:func:`predict_layer_s`); the layer is BF16, so every GPU must have BF16 tensor
+    cores. Chapter: *The reference check*."""
     out = []
+    gpus = check.gpus("gpus", gpus, max_len=len(specs.names()))
+    no_bf16 = [g for g in gpus if not specs.get(g).supports("bf16")]
+    if no_bf16:
+        raise ValueError(f"gpus lists {', '.join(no_bf16)}, without BF16 tensor cores: the workload layer is BF16; "
+                         f"allowed: {', '.join(n for n in specs.names() if specs.get(n).supports('bf16'))}")
     for g in gpus:
         spec, t = specs.get(g), predict_layer_s(g, row)
         rate = layer_flops(row) / t

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 
+from .. import check
 from .model import GPUSpec, Quoted
 
 # -------------------------------------------------------------------------------------------------------
@@ -18,8 +19,9 @@ GiB = 1024**3
 
 # Dense FMA (MAC for integers) per clock per SM. Sources: WP-A100 (GA100, GV100), WP-H100 (GH100),
 # CUDA C++ Programming Guide throughput table (FP64 on CC 7.5/8.6/8.9), GA102/Turing/Ada whitepapers.
-# Non-tensor 16-bit ("simt_rates" source of each card): GA100 FP16 = 4 x FP32 and BF16 = 2 x FP32 (NVIDIA's
-# A100 column, 78 and 39 TFLOP/s beside 19.5 FP32); GH100 FP16 = BF16 = 2 x FP32 (NVIDIA's H100 SXM5 column);
+# Non-tensor 16-bit ("simt_rates" source of each card): GA100 FP16 = 4 x FP32 and BF16 = 2 x FP32 (the A100
+# column of Table 3 of NVIDIA's "Hopper Architecture In-Depth" post, 78 and 39 TFLOP/s beside 19.5 FP32);
+# GH100 FP16 = BF16 = 2 x FP32 (its H100 SXM5 column, 120 and 120 beside 60 at preliminary clocks);
 # compute capability 7.x: 128 16-bit results per clock per SM (the Programming Guide's throughput table).
 _RATES_GA100 = {"fp64": 32, "fp64_tc": 64, "fp32": 64, "tf32": 512, "bf16": 1024, "fp16": 1024,
                 "int8": 2048, "int4": 4096, "fp16_simt": 256, "bf16_simt": 128}
@@ -40,8 +42,8 @@ _A100_DATASHEET = {
     ("int4", False): Quoted("1248"),
     ("int4", True): Quoted("2496", note="NVIDIA doubles rounded figures (2 x 1248); "
                                         "108 SMs x 4096 x 2 x 2 x 1.41 GHz = 2495.0"),
-    ("fp16_simt", False): Quoted("78", source="nvforum2022nontensor"),
-    ("bf16_simt", False): Quoted("39", source="nvforum2022nontensor"),
+    ("fp16_simt", False): Quoted("78", source="andersch2022hopperblog"),
+    ("bf16_simt", False): Quoted("39", source="andersch2022hopperblog"),
 }
 
 
@@ -53,7 +55,7 @@ def _a100(name: str, marketing: str, form: str, memory_gib: int, memory_type: st
     reports 40960 and 81920 MiB, ``gpu_memory.json``).
     """
     sources = {"*": "nvidia2020ampere", "memory_bytes": "nvidia2021a100datasheet",
-               "simt_rates": "nvforum2022nontensor",
+               "simt_rates": "andersch2022hopperblog",
                "hbm_bytes_per_s": "nvidia2021a100datasheet", "tdp_w": "nvidia2021a100datasheet",
                "nvlink_bytes_per_s": "nvidia2021a100datasheet", "datasheet": "nvidia2021a100datasheet",
                "l1_shared_bytes_per_sm": "nvidia2020amperetuning",
@@ -86,7 +88,8 @@ def _add(spec: GPUSpec) -> None:
 
 
 _add(_a100("A100-SXM4-40GB", "NVIDIA A100 40GB SXM4", "SXM4", 40, "HBM2", 2.43e9, 1555e9, 400, 2020, {}))
-_add(_a100("A100-SXM4-80GB", "NVIDIA A100 80GB SXM4", "SXM4", 80, "HBM2e", 3.186e9, 2039e9, 400, 2020, {}))
+_add(_a100("A100-SXM4-80GB", "NVIDIA A100 80GB SXM4", "SXM4", 80, "HBM2e", 3.186e9, 2039e9, 400, 2020,
+           {"memory_data_rate_bps": "thamada2024nvidiasmi"}))  # deviceQuery: 1593 MHz, both edges
 _add(_a100("A100-PCIE-40GB", "NVIDIA A100 40GB PCIe", "PCIe", 40, "HBM2", 2.43e9, 1555e9, 250, 2020,
            {"boost_clock_hz": "techpowerup", "tensor_clock_hz": "techpowerup"}))
 _add(_a100("A100-PCIE-80GB", "NVIDIA A100 80GB PCIe", "PCIe", 80, "HBM2e", 3.024e9, 1935e9, 300, 2021,
@@ -112,13 +115,13 @@ _add(GPUSpec(
 ))
 
 _H100_SOURCES = {"*": "nvidia2022hopper", "compute_capability": "nvidiacudagpus",
-                 "tensor_clock_hz": "bekman2024mle", "simt_rates": "nvforum2022nontensor"}
+                 "tensor_clock_hz": "bekman2024mle", "simt_rates": "andersch2022hopperblog"}
 _add(GPUSpec(
     name="H100-SXM5-80GB", marketing_name="NVIDIA H100 80GB SXM5", architecture="Hopper", chip="GH100",
     form_factor="SXM5", launch_year=2022, compute_capability=(9, 0), sm_count=132, die_gpcs=8,
     die_tpcs_per_gpc=9, boost_clock_hz=1.98e9, tensor_clock_hz=1.83e9, fma_per_clk_per_sm=_RATES_GH100,
     sparse_2to4=True, tensor_cores_per_sm=4, tensor_core_generation=4, memory_type="HBM3",
-    memory_bytes=80 * GiB, memory_bus_bits=5120, memory_data_rate_bps=5.24e9, hbm_bytes_per_s=3.35e12,
+    memory_bytes=80 * GiB, memory_bus_bits=5120, memory_data_rate_bps=5.238e9, hbm_bytes_per_s=3.35e12,
     memory_stacks=5, l2_bytes=50 * MiB, l2_read_bytes_per_clk=None, l1_shared_bytes_per_sm=256 * KiB,
     max_shared_bytes_per_sm=228 * KiB, register_file_bytes_per_sm=256 * KiB, max_threads_per_sm=2048,
     tdp_w=700, nvlink_generation=4, nvlink_links=18, nvlink_bytes_per_s=900e9, pcie_generation=5,
@@ -131,9 +134,10 @@ _add(GPUSpec(
         ("fp8", False): Quoted("1978.9"), ("fp8", True): Quoted("3957.8"),
         ("int8", False): Quoted("1978.9"), ("int8", True): Quoted("3957.8"),
     },
-    sources=_H100_SOURCES,
-    notes=("Tensor peaks correspond to 1830 MHz, FP32/FP64 peaks to the 1980 MHz boost clock.",
-           "memory_data_rate_bps is back-computed from 3.35 TB/s over 5120 bits; NVIDIA does not print it.",
+    sources={**_H100_SOURCES, "memory_data_rate_bps": "thamada2024nvidiasmi"},
+    notes=("Tensor peaks correspond to 1830 MHz; FP32, FP64 and FP64-tensor peaks to the 1980 MHz boost clock.",
+           "memory_data_rate_bps is twice the 2619 MHz memory clock deviceQuery prints on an H100 80GB HBM3 "
+           "(NVIDIA does not print a pin rate); 5120 bits x 5.238 Gb/s = 3352 GB/s, the datasheet's 3.35 TB/s.",
            "80 GB = 80 GiB in five 16 GiB HBM3 stacks; NVML exposes 81559 MiB of it (361 MiB less).",
            "Non-tensor FP16/BF16 run at 2x FP32 (NVIDIA's H100 SXM5 column, preliminary clocks): "
            "133.8 TFLOP/s at the 1980 MHz boost clock."),
@@ -144,7 +148,7 @@ _add(GPUSpec(
     die_tpcs_per_gpc=9, boost_clock_hz=1.98e9, tensor_clock_hz=1.83e9, fma_per_clk_per_sm=_RATES_GH100,
     sparse_2to4=True, tensor_cores_per_sm=4, tensor_core_generation=4, memory_type="HBM3e",
     memory_bytes=141 * GiB, memory_bus_bits=6144, memory_data_rate_bps=6.25e9, hbm_bytes_per_s=4.8e12,
-    memory_stacks=6, l2_bytes=50 * MiB, l2_read_bytes_per_clk=None, l1_shared_bytes_per_sm=256 * KiB,
+    memory_stacks=6, l2_bytes=60 * MiB, l2_read_bytes_per_clk=None, l1_shared_bytes_per_sm=256 * KiB,
     max_shared_bytes_per_sm=228 * KiB, register_file_bytes_per_sm=256 * KiB, max_threads_per_sm=2048,
     tdp_w=700, nvlink_generation=4, nvlink_links=18, nvlink_bytes_per_s=900e9, pcie_generation=5,
     mig_max_instances=7, transistors=80e9, die_area_mm2=814, process="TSMC 4N",
@@ -154,15 +158,17 @@ _add(GPUSpec(
         ("fp8", True): Quoted("3958"), ("int8", True): Quoted("3958"),
     },
     sources={**_H100_SOURCES, "memory_bytes": "nvidia2024h200", "hbm_bytes_per_s": "nvidia2024h200",
-             "datasheet": "nvidia2024h200", "memory_bus_bits": "bekman2024mle",
-             "memory_data_rate_bps": "bekman2024mle", "memory_stacks": "bekman2024mle",
-             "l2_bytes": "nvidia2022hopper", "tdp_w": "nvidia2024h200"},
+             "datasheet": "nvidia2024h200", "memory_bus_bits": "thamada2024gls",
+             "memory_data_rate_bps": "nvidia2024h200", "memory_stacks": "thamada2024gls",
+             "l2_bytes": "thamada2024gls", "tdp_w": "nvidia2024h200"},
     notes=("Same GH100 compute as the H100 SXM; the difference is 141 GB of HBM3e at 4.8 TB/s.",
            "141 GB read as 141 GiB: NVML's 143771 MiB (150.75e9 bytes) exceeds 141e9 bytes, so the figure is "
            "binary, 613 MiB above NVML's total as on the H100 (gpu_memory.json).",
-           "The 6144-bit interface (6 stacks) is inferred from the capacity, not published by NVIDIA.",
-           "NVIDIA publishes no H200 L2 size; 50 MB is GH100's H100 SXM5 configuration (nvidia2022hopper), "
-           "and the knee of the published gpu-benches sweep sits at 0.98 x 50 MiB."),
+           "NVIDIA publishes neither the interface width nor the L2 size: deviceQuery on an H200 prints a "
+           "6144-bit bus (six 1024-bit stacks) and 62914560 bytes (60 MiB) of L2, the full GH100's 12 memory "
+           "controllers and 60 MB L2 (nvidia2022hopper), where an H100 SXM5 prints 5120 bits and 50 MiB.",
+           "memory_data_rate_bps is back-computed from NVIDIA's 4.8 TB/s over 6144 bits (6.25 Gb/s); the "
+           "capture's 3201 MHz memory clock would give 6.402 Gb/s and 4.92 TB/s, 2.4 % more."),
 ))
 
 _GA10X_SOURCES = {"*": "nvidia2020ga102", "compute_capability": "nvidiacudagpus",
@@ -182,7 +188,7 @@ _add(GPUSpec(
     datasheet={("fp32", False): Quoted("38.7"), ("fp16", True): Quoted("309.7")},
     sources={**_GA10X_SOURCES, "memory_bytes": "nvidia2020rtxa6000", "hbm_bytes_per_s": "nvidia2020rtxa6000",
              "tdp_w": "nvidia2020rtxa6000", "nvlink_bytes_per_s": "nvidia2020rtxa6000",
-             "datasheet": "nvidia2020rtxa6000"},
+             "datasheet": "nvidia2020rtxa6000", "l2_bytes": "thamada2024gls"},
     notes=("Compute capability 8.6, not 8.0: half the per-SM tensor rate of GA100, FP64 at 1/64 of FP32.",
            "The datasheet's 309.7 TFLOPS tensor figure is the sparse one; dense FP16 is 154.8."),
 ))
@@ -241,9 +247,9 @@ _add(GPUSpec(
     },
     sources={"*": "nvidia2022ada", "memory_bytes": "nvidia2023l4", "hbm_bytes_per_s": "nvidia2023l4",
              "tdp_w": "nvidia2023l4", "datasheet": "nvidia2023l4", "compute_capability": "nvidiacudagpus",
-             "boost_clock_hz": "techpowerup", "tensor_clock_hz": "techpowerup", "l2_bytes": "techpowerup",
-             "fma_per_clk_per_sm": "nvidiacudaguide", "max_threads_per_sm": "nvidiacudaguide",
-             "sm_count": "techpowerup"},
+             "boost_clock_hz": "techpowerup", "tensor_clock_hz": "techpowerup", "l2_bytes": "thamada2024nvidiasmi",
+             "memory_data_rate_bps": "thamada2024nvidiasmi", "fma_per_clk_per_sm": "nvidiacudaguide",
+             "max_threads_per_sm": "nvidiacudaguide", "sm_count": "techpowerup"},
     notes=("Ada's FP8 tensor cores give the L4 a precision the A100 lacks.",),
 ))
 
@@ -279,18 +285,21 @@ def all_specs() -> list[GPUSpec]:
     return list(_CATALOGUE.values())
 
 
-def get(name: str | GPUSpec) -> GPUSpec:
-    """The spec called ``name``, a catalogue key in any case ("a100-sxm4-80gb" is "A100-SXM4-80GB").
+def get(gpu: str | GPUSpec) -> GPUSpec:
+    """The spec called ``gpu``, a catalogue key in any case ("a100-sxm4-80gb" is "A100-SXM4-80GB").
 
-    Unknown names (and non-strings) raise ``ValueError`` listing the known ones. A ``GPUSpec`` passes
-    through unchanged, so functions can accept either. Driver names ("NVIDIA A100-SXM4-80GB") are
-    :func:`match`'s job, not this one's.
+    Unknown names raise ``ValueError`` and non-strings ``TypeError``, both naming ``gpu`` and listing the
+    known names. A ``GPUSpec`` passes through unchanged, so functions can accept either. Driver names
+    ("NVIDIA A100-SXM4-80GB") are :func:`match`'s job, not this one's.
     """
-    if isinstance(name, GPUSpec):
-        return name
-    spec = _CATALOGUE_CASEFOLD.get(name.casefold()) if isinstance(name, str) else None
+    if isinstance(gpu, GPUSpec):
+        return gpu
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu must be a catalogue name (a string, any case) or a GPUSpec, got {gpu!r} "
+                        f"({type(gpu).__name__}); known: {', '.join(_CATALOGUE)}")
+    spec = _CATALOGUE_CASEFOLD.get(gpu.casefold())
     if spec is None:
-        raise ValueError(f"gpu={name!r} is not in the catalogue (names match in any case); "
+        raise ValueError(f"gpu={gpu!r} is not in the catalogue (names match in any case); "
                          f"known: {', '.join(_CATALOGUE)}")
     return spec
 
@@ -317,11 +326,15 @@ def match(device_name: str | None) -> GPUSpec | None:
     Examples: "NVIDIA A100-SXM4-80GB" -> A100-SXM4-80GB, "NVIDIA H200" -> H200-SXM-141GB,
     "NVIDIA A100 80GB PCIe" -> A100-PCIE-80GB, "Tesla T4" -> T4, "NVIDIA GeForce RTX 3090" -> None.
     MIG device names ("NVIDIA A100-SXM4-40GB MIG 1g.5gb") match their parent GPU. A variant the
-    catalogue lacks (an H100 PCIe, a 16 GB V100, an H200 NVL) gives None rather than a near miss.
+    catalogue lacks (an H100 PCIe, a 16 GB V100, an H200 NVL) gives None rather than a near miss. ``None`` and
+    ``""`` (no device) give None; anything but a string raises ``TypeError`` naming ``device_name``.
     """
-    if not device_name:
+    if device_name is None:
         return None
-    key = re.sub(r"[\s_]+", "-", str(device_name).strip().upper())
+    device_name = check.string("device_name", device_name, allow_empty=True, max_len=256)
+    if not device_name.strip():
+        return None
+    key = re.sub(r"[\s_]+", "-", device_name.strip().upper())
     for pattern, spec_name in _MATCH_RULES:
         if re.search(pattern, key):
             return _CATALOGUE[spec_name]

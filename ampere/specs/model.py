@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Mapping
@@ -35,9 +36,13 @@ def pcie_bytes_per_s(generation: int, lanes: int = 16) -> float:
     """Usable PCIe bandwidth per direction in bytes/s (Gen3+: 128b/130b encoding).
 
     Gen4 x16 gives 31.5 GB/s per direction (63 GB/s both ways), the figure NVIDIA rounds to "64 GB/s".
+    ``generation`` is 3, 4 or 5 and ``lanes`` a link width (1, 2, 4, 8, 16), both integers (``True`` is not 1).
+    Chapter: *HBM and the memory hierarchy*, "40 GB versus 80 GB" (host memory is a PCIe link away).
     """
+    generation = check.integer("generation", generation)
     if generation not in _PCIE_GT_PER_S:
         raise ValueError(f"generation={generation!r} is not supported; allowed: {sorted(_PCIE_GT_PER_S)}")
+    lanes = check.integer("lanes", lanes)
     if lanes not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes={lanes!r} is not a PCIe link width; allowed: 1, 2, 4, 8, 16")
     return _PCIE_GT_PER_S[generation] * lanes * (128 / 130) / 8
@@ -58,6 +63,16 @@ class Quoted:
     note: str | None = None
     source: str | None = None  # bib key when the figure comes from another document than spec "datasheet"
 
+    def __post_init__(self) -> None:
+        text = check.string("Quoted.text", self.text, max_len=32)
+        if not _PRINTED_NUMBER.fullmatch(text):
+            raise ValueError(f"Quoted.text must be a number as printed (digits, at most one '.'), got {text!r}")
+        object.__setattr__(self, "scale", check.positive("Quoted.scale", self.scale, maximum=1e30))
+        if float(text) * self.scale > 1e30:
+            raise ValueError(f"Quoted.text={text!r} x Quoted.scale={self.scale:g} exceeds 1e30: not a hardware figure")
+        check.optional(check.string, "Quoted.note", self.note)
+        check.optional(check.string, "Quoted.source", self.source)
+
     @property
     def value(self) -> float:
         return float(self.text) * self.scale
@@ -69,14 +84,18 @@ class Quoted:
         return 10.0 ** (-decimals) * self.scale
 
     def agrees_with(self, derived: float) -> bool:
-        """True when ``derived`` is within one unit of the last printed digit.
+        """True when ``derived`` (a peak in SI units, >= 0) is within one unit of the last printed digit.
 
         One unit, not half: NVIDIA rounds first and doubles after (2 x 624 = "1248" although
         108 x 4096 x 2 x 1.41 GHz = 1247.5 TOPS), so a strict half-unit test would flag arithmetic that is
         merely rounded in a different order.
         """
+        derived = check.nonneg("derived", derived)
         return abs(derived - self.value) < self.unit_in_last_place * (1 - 1e-9)
 
+
+#: A figure as a datasheet prints it: digits with at most one decimal point ("9.7", "1248", "1978.9").
+_PRINTED_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 #: The memory figures of ``ampere/data/tables/gpu_memory.json``, one row per (GPU, quantity):
 #: physical capacity, NVML framebuffer total, NVML's driver reserve, CUDA's total global memory.
@@ -103,6 +122,23 @@ class MemoryFigure:
     ecc: str | None = None
     note: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gpu", check.gpu("MemoryFigure.gpu", self.gpu))
+        check.one_of("MemoryFigure.quantity", self.quantity, MEMORY_QUANTITIES)
+        if self.bytes is not None:
+            object.__setattr__(self, "bytes", check.integer("MemoryFigure.bytes", self.bytes, minimum=0,
+                                                            maximum=2**50))  # 1 PiB: far above any GPU
+        for name in ("printed", "source", "driver"):
+            check.optional(check.string, f"MemoryFigure.{name}", getattr(self, name))
+        check.string("MemoryFigure.where", self.where, allow_empty=True)
+        check.string("MemoryFigure.note", self.note, allow_empty=True)
+        if self.ecc is not None:
+            check.one_of("MemoryFigure.ecc", self.ecc, ("on", "off"))
+        if self.bytes is not None and not self.source:
+            raise ValueError(f"MemoryFigure.source: ({self.gpu!r}, {self.quantity!r}) has a value but no source")
+        if self.bytes is None and not self.note:
+            raise ValueError(f"MemoryFigure.note: ({self.gpu!r}, {self.quantity!r}) is null without a note")
+
     @property
     def mib(self) -> float | None:
         return None if self.bytes is None else self.bytes / 2**20
@@ -119,17 +155,11 @@ def _memory_figures() -> Mapping[tuple[str, str], MemoryFigure]:
 
     out: dict[tuple[str, str], MemoryFigure] = {}
     for row in results.table(_MEMORY_TABLE)["rows"]:
-        value = row.get("bytes")
-        fig = MemoryFigure(gpu=row["gpu"], quantity=check.one_of("quantity", row["quantity"], MEMORY_QUANTITIES),
-                           bytes=None if value is None else check.nonneg_int("bytes", value),
+        fig = MemoryFigure(gpu=row["gpu"], quantity=row["quantity"], bytes=row.get("bytes"),
                            printed=row.get("printed"), source=row.get("source") or None, where=row.get("where", ""),
                            driver=row.get("driver"), ecc=row.get("ecc"), note=row.get("note", ""))
         if (fig.gpu, fig.quantity) in out:
             raise ValueError(f"{_MEMORY_TABLE}.json: two rows for ({fig.gpu!r}, {fig.quantity!r})")
-        if fig.bytes is not None and not fig.source:
-            raise ValueError(f"{_MEMORY_TABLE}.json: ({fig.gpu!r}, {fig.quantity!r}) has a value but no source")
-        if fig.bytes is None and not fig.note:
-            raise ValueError(f"{_MEMORY_TABLE}.json: ({fig.gpu!r}, {fig.quantity!r}) is null without a note")
         out[(fig.gpu, fig.quantity)] = fig
     return MappingProxyType(out)
 
@@ -180,6 +210,7 @@ class GPUSpec:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        _check_spec_fields(self)
         object.__setattr__(self, "fma_per_clk_per_sm", MappingProxyType(dict(self.fma_per_clk_per_sm)))
         object.__setattr__(self, "datasheet", MappingProxyType(dict(self.datasheet)))
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
@@ -363,3 +394,59 @@ class GPUSpec:
 
     def citation_keys(self) -> set[str]:
         return set(self.sources.values())
+
+
+# -------------------------------------------------------------------------------------------------------
+# Field checks of GPUSpec (one line per kind of field; the message names GPUSpec.<field>)
+# -------------------------------------------------------------------------------------------------------
+
+_TEXT_FIELDS = ("name", "marketing_name", "architecture", "chip", "form_factor", "memory_type", "process")
+#: integer fields and their bounds (a bound far above any GPU: a typo is refused, a future GPU is not)
+_INT_FIELDS = {"launch_year": (1990, 2100), "sm_count": (1, 10_000), "die_gpcs": (1, 1_000),
+               "die_tpcs_per_gpc": (1, 1_000), "tensor_cores_per_sm": (0, 64), "tensor_core_generation": (0, 20),
+               "memory_bus_bits": (8, 1 << 20), "l2_bytes": (1, 1 << 36), "l1_shared_bytes_per_sm": (1, 1 << 30),
+               "max_shared_bytes_per_sm": (1, 1 << 30), "register_file_bytes_per_sm": (1, 1 << 30),
+               "max_threads_per_sm": (1, 1 << 20), "nvlink_links": (0, 1_000), "mig_max_instances": (0, 1_000)}
+_OPTIONAL_INT_FIELDS = {"memory_stacks": (1, 64), "l2_read_bytes_per_clk": (1, 1 << 30), "nvlink_generation": (1, 20)}
+#: float fields, positive (True) or >= 0 (False), each below 1e30
+_REAL_FIELDS = {"boost_clock_hz": True, "tensor_clock_hz": True, "memory_bytes": True,
+                "memory_data_rate_bps": True, "hbm_bytes_per_s": True, "tdp_w": True, "nvlink_bytes_per_s": False}
+_OPTIONAL_REAL_FIELDS = ("transistors", "die_area_mm2")
+
+
+def _check_spec_fields(spec: "GPUSpec") -> None:
+    """Refuse a GPUSpec field of the wrong type or outside its bounds, naming ``GPUSpec.<field>``."""
+    for name in _TEXT_FIELDS:
+        check.string(f"GPUSpec.{name}", getattr(spec, name), max_len=200)
+    for name, (lo, hi) in _INT_FIELDS.items():
+        check.bounded_int(f"GPUSpec.{name}", getattr(spec, name), lo, hi)
+    for name, (lo, hi) in _OPTIONAL_INT_FIELDS.items():
+        check.optional(check.bounded_int, f"GPUSpec.{name}", getattr(spec, name), lo, hi)
+    for name, strict in _REAL_FIELDS.items():
+        check.real(f"GPUSpec.{name}", getattr(spec, name), minimum=0.0, strict_min=strict, maximum=1e30)
+    for name in _OPTIONAL_REAL_FIELDS:
+        check.optional(check.positive, f"GPUSpec.{name}", getattr(spec, name), maximum=1e30)
+    check.boolean("GPUSpec.sparse_2to4", spec.sparse_2to4)
+    cc = check.sequence("GPUSpec.compute_capability", spec.compute_capability,
+                        lambda n, v: check.bounded_int(n, v, 0, 99), min_len=2, max_len=2)
+    if not isinstance(spec.compute_capability, tuple):
+        raise TypeError(f"GPUSpec.compute_capability must be a tuple (major, minor), got {cc!r}")
+    if spec.pcie_generation not in _PCIE_GT_PER_S or isinstance(spec.pcie_generation, bool):
+        raise ValueError(f"GPUSpec.pcie_generation must be one of {sorted(_PCIE_GT_PER_S)}, "
+                         f"got {spec.pcie_generation!r}")
+    rates = check.mapping("GPUSpec.fma_per_clk_per_sm", spec.fma_per_clk_per_sm, allow_empty=False)
+    for precision, rate in rates.items():
+        check.one_of("GPUSpec.fma_per_clk_per_sm", precision, ALL_PRECISIONS)
+        check.bounded_int(f"GPUSpec.fma_per_clk_per_sm[{precision!r}]", rate, 1, 1 << 20)
+    for key, quoted in check.mapping("GPUSpec.datasheet", spec.datasheet).items():
+        if not (isinstance(key, tuple) and len(key) == 2 and key[0] in ALL_PRECISIONS
+                and isinstance(key[1], bool)):
+            raise ValueError(f"GPUSpec.datasheet keys must be (precision, sparse) pairs, got {key!r}")
+        if not isinstance(quoted, Quoted):
+            raise TypeError(f"GPUSpec.datasheet[{key!r}] must be a Quoted, got {type(quoted).__name__}")
+    for key, value in check.mapping("GPUSpec.sources", spec.sources, allow_empty=False).items():
+        check.string("GPUSpec.sources", key)
+        check.string(f"GPUSpec.sources[{key!r}]", value)
+    check.sequence("GPUSpec.notes", spec.notes, check.string, min_len=0, max_len=100)
+    if not isinstance(spec.notes, tuple):
+        raise TypeError(f"GPUSpec.notes must be a tuple of strings, got {type(spec.notes).__name__}")

@@ -13,7 +13,12 @@ adds the workload planning and the money, and checks the seeds' advice against p
 * **A workload calculator** (:class:`Workload`, :func:`plan`): for a model and a task (inference at
   fp16/bf16/int8/int4, LoRA, QLoRA, full fine-tuning, pre-training) and a GPU: does it fit, on how many
   cards and nodes, the decoding tokens/s bound or the training time, and the cost per hour, per million
-  tokens and per run from a price range.
+  tokens and per run from a price range. Training plans are one planner: the Megatron chapter's layout
+  search (interleaving included) times and sizes every layout on the node's real network (:func:`node_of`:
+  NVSwitch, PCIe, NVLink-bridged pairs, the node's adapters), and the plan shows the memory of the layout it
+  times; LoRA and QLoRA come from the same estimate (:func:`adapter_step`), QLoRA's dequantization cost from
+  a published measurement (:func:`qlora_ratio`). :func:`pcie_server_check` puts the 8-card PCIe server
+  beside the NVLink chapter's model of the same box.
 * **Published evidence beside the models**: LLM decoding throughput measured on A100, H100 and H200
   (``ampere/data/published/decode.json``, :func:`decode_points`) and the Llama pre-training runs
   (``ampere/data/published/training-runs-llama.json``, :func:`training_run_checks`).
@@ -30,11 +35,16 @@ The package, one file per concern:
 * ``prices.py`` — :class:`PriceRange`, the seed and hyperscaler prices, user prices, hours for a budget;
 * ``comparison.py`` — the five GPUs side by side from ``ampere.specs``; seed 003's table checked;
 * ``workload.py`` — the tasks and formats, :class:`Workload` (the question) and :class:`GPUPlan` (the answer);
-* ``network.py`` — :class:`Network`: NVLink domain, nodes over InfiniBand, PCIe servers; collective times;
-* ``training.py`` — training speed: the Megatron throughput model, or a fixed utilisation;
+* ``network.py`` — :func:`node_of`, :class:`Network`: NVSwitch nodes, PCIe servers (bridged pairs), nodes over
+  their adapters; collective times; the node as the Megatron model sees it;
+* ``training.py`` — the layout search: every layout timed and sized by one Megatron estimate;
+* ``adapters.py`` — LoRA and QLoRA on a layout (:func:`adapter_step`), :func:`qlora_ratio`,
+  :func:`finetune_checks` against published runs;
+* ``server_check.py`` — :func:`pcie_server_check`: the PCIe server, planner beside the NVLink chapter;
 * ``calculator.py`` — :func:`plan` and :func:`plans`: fit, cards, speed and cost on each GPU;
-* ``decision.py`` — the cheapest plan, "what fits where", break-even prices, seed 003's decision matrix;
-* ``decode.py`` — the bound of a generation run beside published decoding runs;
+* ``decision.py`` — the cheapest plan, "what fits where", break-even prices, seed 003's decision matrix and
+  the practitioner's :data:`RULES` it applies;
+* ``decode.py`` — the bound of a generation run beside published decoding runs, and the gap taken apart;
 * ``training_runs.py`` — published Llama pre-training runs beside the training-time model;
 * ``a800.py`` — the A800 export variant and its gradient all-reduce;
 * ``claims.py`` — the seeds' claims, each with a computed verdict.
@@ -43,16 +53,18 @@ The package, one file per concern:
 from __future__ import annotations
 
 from .a800 import a800_spec, gradient_allreduce_time
+from .adapters import QLORA_REFERENCE, AdapterStep, adapter_step, finetune_checks, qlora_ratio
 from .calculator import plan, plans
 from .catalogue import GPUS, LLAMA_65B, MODELS, SEED_GPUS, shape_of
 from .claims import claims_rows
 from .comparison import seed_spec_check, spec_rows
-from .decision import (MATRIX_RUNS, best, break_even_price, break_even_rows, decision_matrix_check, decision_table,
+from .decision import (MATRIX_RUNS, RULES, best, break_even_price, break_even_rows, decision_matrix_check, decision_table,
                        fp64_per_dollar, seed_decision_matrix)
-from .decode import decode_points, decode_run_bound, show_decode
-from .network import Network
+from .decode import decode_gap_rows, decode_points, decode_run_bound, show_decode
+from .network import CARDS_PER_NODE, PCIE_SERVER_HCAS, Network, node_of
+from .server_check import ServerCheck, pcie_server_check
 from .prices import PriceRange, hours_for_budget, hyperscaler_prices_2023, price_rows, price_table, seed_prices
-from .training_runs import (ASSUMED_GPUS, FIXED_MFU_BASELINE, RUN_RECOMPUTE, TrainingRunCheck, show_training_runs,
+from .training_runs import (ASSUMED_GPUS, FIXED_MFU_BASELINE, RUN_RECOMPUTE, RUN_SOFTWARE, TrainingRunCheck, show_training_runs,
                             training_points, training_run_checks)
 from .workload import INFERENCE_FORMATS, TASKS, TRAIN_PRECISIONS, GPUPlan, Workload
 
@@ -64,4 +76,6 @@ __all__ = [
     "break_even_price", "break_even_rows", "decode_run_bound", "decode_points", "show_decode",
     "FIXED_MFU_BASELINE", "ASSUMED_GPUS", "RUN_RECOMPUTE", "TrainingRunCheck", "training_run_checks",
     "training_points", "show_training_runs", "a800_spec", "gradient_allreduce_time", "claims_rows",
+    "RULES", "node_of", "CARDS_PER_NODE", "PCIE_SERVER_HCAS", "ServerCheck", "pcie_server_check", "AdapterStep",
+    "adapter_step", "qlora_ratio", "QLORA_REFERENCE", "finetune_checks", "RUN_SOFTWARE", "decode_gap_rows",
 ]

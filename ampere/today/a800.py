@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from .. import check, results, specs
-from .network import _network
+from .network import MAX_CARDS, _network
 
 
 def _a800_row() -> Mapping[str, Any]:
@@ -27,7 +27,7 @@ def a800_spec(base: str = "A100-SXM4-80GB") -> specs.GPUSpec:
     listings reported by the press). Not in the catalogue (no NVIDIA datasheet in the book's sources): a
     derived spec for the chapter. Chapter: *The A100 today*, "The A800".
     """
-    spec = specs.get(base)
+    spec = specs.get(check.gpu("base", base))
     if spec.chip != "GA100":
         raise ValueError(f"base={base!r} is not an A100 (GA100) product")
     row = _a800_row()
@@ -46,9 +46,9 @@ def gradient_allreduce_time(params: float, gpu: str | specs.GPUSpec, gpus: int =
     The data-parallel cost the A800's slower NVLink raises: the node network of ``ampere.fabrics`` with
     the GPU's NVLink rate, timed by ``ampere.collectives``. Chapter: *The A100 today*, "The A800".
     """
-    n_params = check.positive("params", params)
-    n = check.positive_int("gpus", gpus)
-    b = check.positive("bytes_per_grad", bytes_per_grad)
+    n_params = check.positive("params", params, maximum=1e15)
+    n = check.positive_int("gpus", gpus, maximum=MAX_CARDS)
+    b = check.positive("bytes_per_grad", bytes_per_grad, maximum=16)
     spec = specs.get(gpu)
     if not spec.nvlink_bytes_per_s:
         raise ValueError(f"gpu={spec.name!r} has no NVLink")

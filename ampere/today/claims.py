@@ -42,6 +42,10 @@ def claims_rows() -> list[dict[str, str]]:
     a6k_train = tf(a6000, "bf16") / tf(a100, "bf16")
     a6k_bw = a6000.hbm_bytes_per_s / a100.hbm_bytes_per_s
 
+    def lora_ratio() -> float:
+        w = Workload("7B", "lora", max_cards=1)
+        return plan(w, a6000).tokens_per_s / plan(w, a100).tokens_per_s
+
     def h100_range() -> tuple[str, str]:
         mamf = gemm.mamf_flops(h100)[0] / gemm.mamf_flops(a100)[0]
         return "holds as a range", (f"memory-bound decoding {h100.hbm_bytes_per_s / a100.hbm_bytes_per_s:.2f}x "
@@ -53,20 +57,24 @@ def claims_rows() -> list[dict[str, str]]:
         p70 = _fits_one("70B", "inference", weights="int4", context=0)
         return ("holds for the weights" if p30.feasible and p70.feasible else "does not hold",
                 f"weights {p30.memory_bytes / 1e9:.1f} GB and {p70.memory_bytes / 1e9:.1f} GB of "
-                f"{p30.capacity_bytes / 1e9:.0f} GB usable; KV cache comes on top")
+                f"{p30.capacity_bytes / 1e9:.1f} GB usable; KV cache comes on top")
 
     def qlora() -> tuple[str, str]:
         q70 = memory.finetune_memory("70B", "qlora").total_bytes
-        usable = a100.memory_bytes - reserve
-        return ("holds" if q70 <= usable else "does not hold",
-                f"{q70 / 1e9:.1f} GB of {usable / 1e9:.0f} GB usable (rank-{memory.DEFAULT_LORA_RANK} adapters, "
-                f"{memory.DEFAULT_FINETUNE_SEQ} tokens, full recomputation)")
+        usable = memory.usable_bytes(a100)
+        plan70 = _fits_one("70B", "qlora")
+        return ("holds" if q70 <= usable and plan70.feasible else "does not hold",
+                f"{q70 / 1e9:.1f} GB of {usable / 1e9:.1f} GB usable (rank-{memory.DEFAULT_LORA_RANK} adapters, "
+                f"{memory.DEFAULT_FINETUNE_SEQ} tokens, full recomputation; the planner's layout: "
+                f"{plan70.memory_bytes / 1e9:.1f} GB)")
 
     def full13() -> tuple[str, str]:
         cards = memory.min_gpus_zero(shape_of("13B").params, a100, 3, reserve_bytes=reserve)
+        plan13 = plan(Workload("13B", "full-finetune"), a100)
         return ("does not hold with mixed Adam",
                 f"16 bytes per parameter: at most {memory.max_trainable_params(a100) / 1e9:.1f}B before "
-                f"activations; a 13B needs {cards} cards with ZeRO-3 before activations")
+                f"activations; a 13B needs {cards} cards with ZeRO-3 before activations, and the planner "
+                f"{plan13.cards} with activations and Megatron-LM's 18 bytes")
 
     def a7b() -> tuple[str, str]:
         q7 = _fits_one("7B", "inference", gpu="RTX-A2000-12GB", weights="int4", context=4096)
@@ -105,7 +113,8 @@ def claims_rows() -> list[dict[str, str]]:
         "serve-30b-70b": serve, "qlora-70b": qlora, "full-13b": full13,
         "market": lambda: ("unverified market claim",
                            "prices and production dates are not something the package can compute"),
-        "a6000-65pct": lambda: ("optimistic", f"dense BF16 peak ratio {a6k_train:.0%}; bandwidth ratio {a6k_bw:.0%}"),
+        "a6000-65pct": lambda: ("optimistic", f"dense BF16 peak ratio {a6k_train:.0%}; bandwidth ratio {a6k_bw:.0%}; "
+                                              f"the planner, LoRA of a 7B on one card each: {lora_ratio():.0%}"),
         "a6000-80-90": lambda: ("does not hold on either roof",
                                 f"compute {a6k_train:.0%}, bandwidth {a6k_bw:.0%}; price ratio "
                                 f"{prices['RTX-A6000'].mid / prices['A100-SXM4-80GB'].mid:.0%} at mid-range"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .. import results, specs
+from .. import check, results, specs
 from .catalogue import GPUS
 
 
@@ -17,11 +17,11 @@ def spec_rows(gpus: Iterable[str] = GPUS) -> list[dict[str, Any]]:
     """One row per GPU: what matters when choosing it, all derived from ``ampere.specs``.
 
     Tensor figures are dense unless the column says sparse; FP64 is given on the CUDA cores and, where
-    they exist, on the tensor cores (A100, H100, H200); NVLink is the bidirectional total. Chapter: *The
-    A100 today*, "Five GPUs side by side".
+    they exist, on the tensor cores (A100, H100, H200); NVLink is the bidirectional total; memory is the
+    physical capacity in GiB (NVIDIA's "80GB" is 80 GiB). Chapter: *The A100 today*, "Five GPUs side by side".
     """
     rows = []
-    for name in gpus:
+    for name in check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus):
         s = specs.get(name)
 
         def tf(p: str, sparse: bool = False) -> float | None:
@@ -30,7 +30,7 @@ def spec_rows(gpus: Iterable[str] = GPUS) -> list[dict[str, Any]]:
         rows.append({
             "GPU": s.name, "chip": s.chip, "cc": f"{s.compute_capability[0]}.{s.compute_capability[1]}",
             "SMs": s.sm_count, "FP32 lanes": s.fp32_cores, "tensor cores": s.tensor_cores,
-            "memory": f"{s.memory_bytes / 1e9:.0f} GB {s.memory_type}", "GB/s": s.hbm_bytes_per_s / 1e9,
+            "memory": f"{s.memory_bytes / 2**30:.0f} GiB {s.memory_type}", "GB/s": s.hbm_bytes_per_s / 1e9,
             "FP64": tf("fp64"), "FP64 TC": tf("fp64_tc"), "FP32": tf("fp32"), "TF32": tf("tf32"),
             "BF16": tf("bf16"), "FP16 sparse": tf("fp16", True), "FP8": tf("fp8"), "INT8": tf("int8"),
             "TDP W": s.tdp_w, "NVLink GB/s": s.nvlink_bytes_per_s / 1e9 if s.nvlink_bytes_per_s else None,
@@ -46,7 +46,7 @@ def _close(seed: float, package: float, rel: float = 0.05, abs_tol: float = 0.0)
 #: What the package compares each line of the seed's table with.
 _SPEC_VALUE = {
     "CUDA cores": lambda s: s.fp32_cores, "tensor cores": lambda s: s.tensor_cores,
-    "memory GB": lambda s: s.memory_bytes / 1e9, "bandwidth GB/s": lambda s: s.hbm_bytes_per_s / 1e9,
+    "memory GB": lambda s: s.memory_bytes / 2**30, "bandwidth GB/s": lambda s: s.hbm_bytes_per_s / 1e9,
     "FP32 TFLOPS": lambda s: s.peak_flops("fp32") / 1e12, "FP64 TFLOPS": lambda s: s.peak_flops("fp64") / 1e12,
     "NVLink GB/s": lambda s: s.nvlink_bytes_per_s / 1e9 or None, "MIG instances": lambda s: s.mig_max_instances,
 }
@@ -77,7 +77,9 @@ def _spec_verdict(quantity: str, s: specs.GPUSpec, row: Mapping[str, Any]) -> tu
     if v is None or p is None:
         return ("none" if p is None else f"{p:g}"), ("holds" if v is None and p is None else "wrong")
     ok = _close(v, p, abs_tol=_HALF_UNIT.get(quantity, 0.0))
-    if quantity == "FP64 TFLOPS" and s.supports("fp64_tc"):
+    if quantity == "memory GB":  # NVIDIA's "80GB" is 80 GiB: the article's GB are the marketing (binary) ones
+        shown = f"{p:g} GiB = {s.memory_bytes / 1e9:.1f} GB"
+    elif quantity == "FP64 TFLOPS" and s.supports("fp64_tc"):
         shown = f"{p:.2f} (CUDA cores), {s.peak_flops('fp64_tc') / 1e12:.1f} (tensor cores)"
     elif quantity == "FP64 TFLOPS":
         shown = f"{p:.3f} (1/{s.fma_per_clk_per_sm['fp32'] // s.fma_per_clk_per_sm['fp64']} of FP32)"
@@ -91,7 +93,9 @@ def seed_spec_check() -> list[dict[str, str]]:
 
     The seed's lines are data (``ampere/data/tables/today-seed-specs.json``). Each row: the quantity, the
     GPU, what the seed prints, what the package derives and a verdict. A printed value "holds" within 5 %
-    (or half a unit of its last printed digit for figures such as "0.1"). Chapter: *The A100 today*, "The
+    (or half a unit of its last printed digit for figures such as "0.1"). Memory is compared like with like:
+    the article's "80 Go" is NVIDIA's marketing gigabyte, a GiB (2**30 bytes), so it is compared with the
+    catalogue's capacity in GiB. Chapter: *The A100 today*, "The
     seed's table, corrected".
     """
     rows = []

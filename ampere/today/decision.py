@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .. import check, results, specs
 from .calculator import plan, plans
 from .catalogue import SEED_GPUS
-from .prices import PriceRange, _price, seed_prices
+from .prices import PriceRange, _price, _prices_arg, seed_prices
 from .workload import GPUPlan, Workload
 
 
@@ -25,7 +25,7 @@ def best(candidates: Sequence[GPUPlan], at: str = "mid") -> GPUPlan | None:
     """
     check.one_of("at", at, ("low", "mid", "high"))
     scored = []
-    for p in candidates:
+    for p in check.sequence("candidates", candidates, min_len=0, max_len=10_000):
         if not isinstance(p, GPUPlan):
             raise TypeError(f"candidates must be GPUPlan objects, got {p!r}")
         if not p.feasible or p.price is None or not p.tokens_per_s:
@@ -40,9 +40,13 @@ def decision_table(workloads: Mapping[str, Workload], gpus: Iterable[str] = SEED
 
     Chapter: *The A100 today*, "What fits where".
     """
-    gpus = list(gpus)
+    gpus = check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus)
+    table = check.mapping("workloads", workloads, allow_empty=False)
+    for label, w in table.items():
+        if not isinstance(w, Workload):
+            raise TypeError(f"workloads[{label!r}] must be an ampere.today.Workload, got {w!r}")
     rows = []
-    for label, w in workloads.items():
+    for label, w in table.items():
         ps = plans(w, gpus, prices)
         row = {"workload": label}
         for p in ps:
@@ -69,8 +73,14 @@ def break_even_price(workload: Workload, gpu: str, reference_gpu: str = "A100-SX
     price, at its high price), or None when either plan is infeasible. This is how the chapter (*The A100
     today*) answers "should I move to an H100/H200?" without inventing H100 prices.
     """
+    reference_gpu = check.gpu("reference_gpu", reference_gpu)
+    gpu = check.gpu("gpu", gpu)
+    if reference_workload is not None and not isinstance(reference_workload, Workload):
+        raise TypeError(f"reference_workload must be an ampere.today.Workload or None, got {reference_workload!r}")
     if reference_price is None:
-        reference_price = seed_prices()[specs.get(reference_gpu).name]
+        reference_price = _price(seed_prices(), specs.get(reference_gpu).name)
+        if reference_price is None:
+            raise ValueError(f"reference_gpu={reference_gpu!r} has no seed price; give reference_price")
     if not isinstance(reference_price, PriceRange):
         raise TypeError(f"reference_price must be a PriceRange, got {reference_price!r}")
     ref = plan(reference_workload or workload, reference_gpu, reference_price)
@@ -86,8 +96,16 @@ def break_even_rows(moves: Sequence[tuple[str, Workload, Workload | None, str]])
     the newer GPU against the A100 at its seed prices (:func:`break_even_price`) and how many A100s one
     card is worth. Chapter: *The A100 today*, "Should I move to an H100 or H200?"."""
     a100 = seed_prices()["A100-SXM4-80GB"]
+
+    def move(name: str, m: Any) -> tuple[str, Workload, Workload | None, str]:
+        if not isinstance(m, tuple) or len(m) != 4:
+            raise TypeError(f"{name} must be a (label, workload, reference workload or None, GPU) tuple, got {m!r}")
+        if not isinstance(m[1], Workload):
+            raise TypeError(f"{name}'s workload must be an ampere.today.Workload, got {m[1]!r}")
+        return check.string(f"{name} label", m[0]), m[1], m[2], check.gpu(f"{name} GPU", m[3])
+
     rows = []
-    for label, w, ref, gpu in moves:
+    for label, w, ref, gpu in check.sequence("moves", moves, move, min_len=0, max_len=1000):
         be = break_even_price(w, gpu, reference_workload=ref)
         if be is None:
             rows.append({"workload": label, "GPU": specs.get(gpu).name, "break-even $/h": "-",
@@ -103,22 +121,42 @@ def break_even_rows(moves: Sequence[tuple[str, Workload, Workload | None, str]])
 # =========================================================================================================
 
 
+#: The practitioner's rules the matrix applies before it compares prices, each written down once. A rule is an
+#: assumption of the book about how the work is bought and run, not a published figure.
+RULES: Mapping[str, str] = MappingProxyType({
+    "per-token": "Compare the cost per token (or per FP64 FLOP, or per hour where the row asks for nothing "
+                 "else) at the low and at the high end of each card's price range: a row agrees when the "
+                 "article's card is the cheapest at both ends, depends on prices at one.",
+    "replica-on-one-card": "A serving replica must fit one card: serving scales out by replicas. Splitting a "
+                           "model over PCIe cards to serve it pays two all-reduces of the activations per layer "
+                           "and token over PCIe, and each card added is one more to fail.",
+    "one-card": "The row is about one card (the article's own premise: '12 GB is enough', 'single-model'): "
+                "the workload must fit one card.",
+    "one-server": "A training job rents at most one server of eight cards: the article compares rentals of cards "
+                  "and servers, not clusters. Inside the server the planner times the real network (NVSwitch, or "
+                  "PCIe for the RTX cards), so tensor parallelism over PCIe is charged what it costs.",
+})
+
 #: The workload the calculator runs for each row of seed 003's decision matrix (None: outside what the
-#: calculator models), with how the chapter describes it. ``max_cards=1`` where the seed means "one card".
-#: These are the book's reading of the seed's rows, not published figures.
-MATRIX_RUNS: Mapping[str, tuple[Mapping[str, Any] | str | None, str]] = MappingProxyType({
-    "Training 7B+ models": (dict(model="7B", task="pretrain", tokens=1e9), "pre-training a 7B on 1B tokens"),
-    "Training 1-7B models": (dict(model="3B", task="full-finetune", tokens=1e9),
-                             "full fine-tuning of a 3B on 1B tokens"),
-    "Fine-tuning models < 3B": (dict(model="1B", task="lora", tokens=1e8), "LoRA of a 1B on 100M tokens"),
-    "Inference at scale": (dict(model="7B", task="inference", weights="int8", batch=32, context=2048),
-                           "7B in int8, 32 sequences x 2048 tokens"),
+#: calculator models), how the chapter describes it, and the :data:`RULES` the row applies. These are the
+#: book's reading of the seed's rows, not published figures.
+MATRIX_RUNS: Mapping[str, tuple[Mapping[str, Any] | str | None, str, tuple[str, ...]]] = MappingProxyType({
+    "Training 7B+ models": (dict(model="7B", task="pretrain", tokens=1e9, max_cards=8),
+                            "pre-training a 7B on 1B tokens", ("per-token", "one-server")),
+    "Training 1-7B models": (dict(model="3B", task="full-finetune", tokens=1e9, max_cards=8),
+                             "full fine-tuning of a 3B on 1B tokens", ("per-token", "one-server")),
+    "Fine-tuning models < 3B": (dict(model="1B", task="lora", tokens=1e8, max_cards=1),
+                                "LoRA of a 1B on 100M tokens, one card", ("per-token", "one-card")),
+    "Inference at scale": (dict(model="7B", task="inference", weights="int8", batch=32, context=2048, max_cards=1),
+                           "7B in int8, 32 sequences x 2048 tokens per replica",
+                           ("per-token", "replica-on-one-card")),
     "Single-model inference": (dict(model="13B", task="inference", weights="fp16", batch=1, context=4096,
-                                    max_cards=1), "13B in fp16, one stream, 4096 tokens, one card"),
-    "3D rendering": (None, "ray tracing is not modelled"),
-    "Mixed AI + rendering": (None, "rendering is not modelled"),
-    "Prototyping / education": ("price", "lowest price per GPU-hour"),
-    "FP64 scientific computing": ("fp64", "FP64 TFLOP/s per $/h"),
+                                    max_cards=1), "13B in fp16, one stream, 4096 tokens, one card",
+                               ("per-token", "one-card")),
+    "3D rendering": (None, "ray tracing is not modelled", ()),
+    "Mixed AI + rendering": (None, "rendering is not modelled", ()),
+    "Prototyping / education": ("price", "lowest price per GPU-hour", ("per-token",)),
+    "FP64 scientific computing": ("fp64", "FP64 TFLOP/s per $/h", ("per-token",)),
 })
 
 
@@ -136,9 +174,9 @@ def fp64_per_dollar(gpus: Sequence[str] = SEED_GPUS, prices: Mapping[str, PriceR
     row of the decision matrix.
     """
     check.one_of("at", at, ("low", "mid", "high"))
-    prices = seed_prices() if prices is None else prices
+    prices = seed_prices() if prices is None else _prices_arg("prices", prices)
     out = {}
-    for g in gpus:
+    for g in check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus):
         s = specs.get(g)
         p = _price(prices, s.name)
         if p is not None:
@@ -151,18 +189,21 @@ def decision_matrix_check(prices: Mapping[str, PriceRange] | None = None,
     """Seed 003's decision matrix regenerated by the calculator, row by row.
 
     For every row the calculator picks the cheapest GPU per token (or per FP64 FLOP, or per hour, as the
-    row asks) at the low and at the high end of the price ranges (default: :func:`seed_prices`).
+    row asks) at the low and at the high end of the price ranges (default: :func:`seed_prices`), after the
+    row's :data:`RULES` (a serving replica on one card, one server per training job ...); ``rules`` names them.
     ``verdict``: "agrees" when the article's choice wins at both ends, "depends on prices" at one, "disagrees"
-    at neither, "outside the model" for rendering rows. ``evidence`` gives the numbers behind it.
+    at neither, "outside the model" for rendering rows. ``evidence`` gives the numbers behind every cell: each
+    card's cards, layout, tokens/s and cost per million tokens, or why a rule excluded it.
     Chapter: *The A100 today*, "The seed's decision matrix, row by row".
     """
-    prices = seed_prices() if prices is None else prices
+    prices = seed_prices() if prices is None else _prices_arg("prices", prices)
+    gpus = check.gpus("gpus", list(gpus) if isinstance(gpus, tuple) else gpus)
     rows = []
     for entry in seed_decision_matrix():
         choice = entry["seed_choice"]
-        run, shown = MATRIX_RUNS[entry["workload"]]
+        run, shown, rules = MATRIX_RUNS[entry["workload"]]
         out = {"workload": entry["workload"], "article's choice": choice, "article's reason": entry["seed_reason"],
-               "calculator runs": shown}
+               "calculator runs": shown, "rules": ", ".join(rules) or "-"}
         if run is None:
             out.update({"cheapest (low prices)": "-", "cheapest (high prices)": "-", "verdict": "outside the model",
                         "evidence": "RT cores and display outputs are not in ampere.specs"})
@@ -189,11 +230,13 @@ def decision_matrix_check(prices: Mapping[str, PriceRange] | None = None,
             parts = []
             for p in ps:
                 if not p.feasible:
-                    parts.append(f"{p.gpu}: does not fit ({p.reason})")
+                    rule = next((r for r in rules if r != "per-token"), "")
+                    parts.append(f"{p.gpu}: excluded ({p.reason}" + (f"; rule {rule})" if rule else ")"))
                     continue
                 c = p.cost_per_million_tokens()
-                parts.append(f"{p.gpu}: {p.cards} card{'s' if p.cards > 1 else ''}, {p.tokens_per_s:,.0f} tokens/s, "
-                             f"{c[0]:.3g}-{c[1]:.3g} $/M tokens" if c else f"{p.gpu}: no price")
+                how = f", {p.layout}" if p.layout else (", communication bound" if p.bound == "communication" else "")
+                parts.append(f"{p.gpu}: {p.cards} card{'s' if p.cards > 1 else ''}{how}, {p.tokens_per_s:,.0f} "
+                             f"tokens/s, {c[0]:.3g}-{c[1]:.3g} $/M tokens" if c else f"{p.gpu}: no price")
             ev = "; ".join(parts)
         wins = (lo == choice) + (hi == choice)
         out.update({"cheapest (low prices)": lo, "cheapest (high prices)": hi,

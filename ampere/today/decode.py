@@ -15,6 +15,35 @@ from .catalogue import shape_of
 from .network import _network
 
 
+def _run_parts(model: Any, gpu: str | specs.GPUSpec, batch: int, prompt_tokens: int, output_tokens: int,
+               weights: str, kv_cache: str, tensor_parallel: int) -> tuple[float, float, float]:
+    """(prefill s, decoding steps' compute-or-memory s, decoding steps' all-reduce s) of a generation run."""
+    from .. import hbm, memory
+
+    shape = shape_of(model)
+    spec = specs.get(gpu)
+    b = check.positive_int("batch", batch, maximum=1_000_000)
+    p = check.nonneg_int("prompt_tokens", prompt_tokens, maximum=1_048_576)
+    o = check.positive_int("output_tokens", output_tokens, maximum=65_536)
+    tp = check.positive_int("tensor_parallel", tensor_parallel, maximum=1024)
+    check.one_of("weights", weights, tuple(memory.FORMAT_BITS))
+    check.one_of("kv_cache", kv_cache, tuple(memory.FORMAT_BITS))
+    net = _network(spec, tp)
+    if net.reason:
+        raise ValueError(f"tensor_parallel={tp} on {spec.name}: {net.reason}")
+    compute = "fp8" if weights == "fp8" and spec.supports("fp8") else "fp16"
+    comm = 2 * shape.layers * net.all_reduce_time(b * shape.hidden * 2) if tp > 1 else 0.0
+    steps = 0.0
+    for ctx in range(p + 1, p + o + 1):  # the step that generates token j attends over p + j tokens
+        db = hbm.decode_bound(shape, spec, weights=weights, batch=b, context=ctx, kv_cache=kv_cache,
+                              compute_precision=compute)
+        steps += max(db.memory_time_s, db.compute_time_s) / tp
+    w_bytes = memory.weight_bytes(shape.params, weights)
+    prefill = (max(w_bytes / spec.hbm_bytes_per_s, b * p * 2 * shape.params / spec.peak_flops(compute)) / tp
+               if p else 0.0)
+    return prefill, steps, comm * o
+
+
 def decode_run_bound(model: Any, gpu: str | specs.GPUSpec, *, batch: int, prompt_tokens: int, output_tokens: int,
                      weights: str = "fp16", kv_cache: str = "fp16", tensor_parallel: int = 1) -> float:
     """Upper bound on the output tokens/s of a generation run (what serving benchmarks report).
@@ -26,28 +55,39 @@ def decode_run_bound(model: Any, gpu: str | specs.GPUSpec, *, batch: int, prompt
     compute in FP8 where the GPU has it. Returns generated tokens per second of all sequences together.
     Chapter: *The A100 today*, "Serving: the bound against published runs".
     """
-    from .. import hbm, memory
+    prefill, steps, comm = _run_parts(model, gpu, batch, prompt_tokens, output_tokens, weights, kv_cache,
+                                      tensor_parallel)
+    return batch * output_tokens / (prefill + steps + comm)
 
-    shape = shape_of(model)
-    spec = specs.get(gpu)
-    b = check.positive_int("batch", batch)
-    p = check.nonneg_int("prompt_tokens", prompt_tokens)
-    o = check.positive_int("output_tokens", output_tokens)
-    tp = check.positive_int("tensor_parallel", tensor_parallel)
-    net = _network(spec, tp)
-    if net.reason:
-        raise ValueError(f"tensor_parallel={tp} on {spec.name}: {net.reason}")
-    compute = "fp8" if weights == "fp8" and spec.supports("fp8") else "fp16"
-    comm = 2 * shape.layers * net.all_reduce_time(b * shape.hidden * 2) if tp > 1 else 0.0
-    steps = 0.0
-    for ctx in range(p + 1, p + o + 1):  # the step that generates token j attends over p + j tokens
-        db = hbm.decode_bound(shape, spec, weights=weights, batch=b, context=ctx, kv_cache=kv_cache,
-                              compute_precision=compute)
-        steps += max(db.memory_time_s, db.compute_time_s) / tp + comm
-    w_bytes = memory.weight_bytes(shape.params, weights)
-    prefill = (max(w_bytes / spec.hbm_bytes_per_s, b * p * 2 * shape.params / spec.peak_flops(compute)) / tp
-               if p else 0.0)
-    return b * o / (prefill + steps)
+
+def decode_gap_rows() -> list[dict[str, str]]:
+    """The published one-stream A100 runs, from the bound to what was measured: the bound at datasheet
+    bandwidth, the all-reduces it includes per token, the same bound at the achievable HBM bandwidth of a
+    streaming kernel (``ampere.megatron.INPUTS["hbm_fraction"]``, measured on an A100 80GB), and the
+    published throughput as a fraction of that. Chapter: *The A100 today*, "Serving: the bound against
+    published runs" (the Llama 2 70B run on four A100s against the one-card runs).
+    """
+    from .. import megatron, views
+
+    frac = megatron.INPUTS["hbm_fraction"].value
+    rows = []
+    for rec in views.best(results.records(benchmark="llm-decode", gpu="A100-SXM4-80GB")):
+        p = rec.params
+        if p["batch"] != 1:
+            continue
+        args = (p["model"], rec.gpu, p["batch"], p["prompt_tokens"], p["output_tokens"], p["weights"],
+                p.get("kv_cache", "fp16"), p.get("tensor_parallel", 1))
+        prefill, steps, comm = _run_parts(*args)
+        n = p["batch"] * p["output_tokens"]
+        bound = n / (prefill + steps + comm)
+        achievable = n / ((prefill + steps) / frac + comm)
+        real = float(rec.figure("output_tokens_per_s"))
+        rows.append({"run": _decode_what(rec), "bound tokens/s": f"{bound:.0f}",
+                     "all-reduces per token": f"{1e3 * comm / p['output_tokens']:.2f} ms",
+                     f"bound at {frac:.0%} of the bandwidth": f"{achievable:.0f}",
+                     "published tokens/s": f"{real:.0f}", "published / that bound": f"{real / achievable:.0%}",
+                     "source": views.source_text(rec)})
+    return rows
 
 
 def _decode_what(rec: results.Record) -> str:
@@ -87,7 +127,9 @@ def show_decode(info: Any = None) -> None:
     A100, H100 and H200 runs and the fraction of the bandwidth bound each reached. Chapter: *The A100
     today*, "Serving: the bound against published runs".
     """
-    from .. import views
+    from .. import device, views
 
+    if info is not None and not isinstance(info, device.DeviceInfo):
+        raise TypeError(f"info must be None or an ampere.device.DeviceInfo (ab.setup's INFO), got {info!r}")
     views.show(decode_points(), title="LLM decoding: published runs against the bandwidth bound",
                model_label="bound", real_label="published", digits=0, log=True)

@@ -14,6 +14,10 @@ from typing import Any, Mapping, Sequence
 from .. import check, specs
 
 
+#: Highest price the calculator accepts, in $/GPU-hour (a bound on user input, far above any rental).
+MAX_PRICE = 1e5
+
+
 @dataclass(frozen=True)
 class PriceRange:
     """A rental price range in US dollars per GPU-hour, with where and when it comes from.
@@ -30,12 +34,13 @@ class PriceRange:
 
     def __post_init__(self) -> None:
         for name in ("low", "high"):
-            object.__setattr__(self, name, check.positive(f"price {name}", getattr(self, name)))
+            object.__setattr__(self, name, check.positive(f"price {name}", getattr(self, name),
+                                                          maximum=MAX_PRICE))
         if self.low > self.high:
             raise ValueError(f"price low={self.low!r} is above high={self.high!r}")
-        for name in ("source", "as_of", "note"):
-            if not isinstance(getattr(self, name), str):
-                raise TypeError(f"price {name} must be a string, got {getattr(self, name)!r}")
+        for name in ("source", "as_of"):
+            object.__setattr__(self, name, check.string(f"price {name}", getattr(self, name), max_len=400))
+        object.__setattr__(self, "note", check.string("price note", self.note, allow_empty=True, max_len=400))
 
     @property
     def mid(self) -> float:
@@ -44,7 +49,7 @@ class PriceRange:
 
     def at(self, where: str) -> float:
         """The ``"low"``, ``"mid"`` or ``"high"`` end of the range."""
-        return getattr(self, check.one_of("at", where, ("low", "mid", "high")))
+        return getattr(self, check.one_of("where", where, ("low", "mid", "high")))
 
     def label(self) -> str:
         """"0.96-2.29 $/h (2026)" for a table cell."""
@@ -96,11 +101,12 @@ def hours_for_budget(budget_dollars: float, gpu: str, prices: Mapping[str, Price
     """
     from .. import pricing
 
-    table = seed_prices() if prices is None else prices
-    p = _price(table, specs.get(gpu).name)
+    budget = check.positive("budget_dollars", budget_dollars, maximum=1e10)
+    table = seed_prices() if prices is None else _prices_arg("prices", prices)
+    p = _price(table, specs.get(check.gpu("gpu", gpu)).name)
     if p is None:
         raise ValueError(f"gpu={gpu!r} has no price in the table; priced: {', '.join(table)}")
-    return pricing.hours_for_budget(budget_dollars, p.low, p.high)
+    return pricing.hours_for_budget(budget, p.low, p.high)
 
 
 def price_table(overrides: Mapping[str, Any] | None = None,
@@ -110,11 +116,11 @@ def price_table(overrides: Mapping[str, Any] | None = None,
     ``overrides`` maps a catalogue GPU name to a :class:`PriceRange` or a (low, high) pair in $/GPU-hour
     (user input). Unknown GPU names raise ``ValueError``. Chapter: *The A100 today*, "What it costs".
     """
-    out = dict(seed_prices() if base is None else base)
+    out = dict(seed_prices() if base is None else _prices_arg("base", base))
     if overrides is not None and not isinstance(overrides, Mapping):
         raise TypeError(f"overrides must be a mapping of GPU name to price, got {overrides!r}")
     for gpu, value in (overrides or {}).items():
-        name = specs.get(gpu).name
+        name = specs.get(check.gpu("overrides", gpu)).name
         if isinstance(value, PriceRange):
             out[name] = value
         elif isinstance(value, (tuple, list)):
@@ -132,6 +138,17 @@ def _user_price(value: Sequence[Any], what: str) -> PriceRange:
         return PriceRange(float(value[0]), float(value[1]), "user input", "as given")
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{what} is {tuple(value)!r}: {exc}") from None
+
+
+def _prices_arg(name: str, prices: Any) -> dict[str, PriceRange]:
+    """A table of prices given by the caller: a mapping of catalogue GPU names to :class:`PriceRange`."""
+    table = check.mapping(name, prices)
+    out = {}
+    for gpu, value in table.items():
+        if not isinstance(value, PriceRange):
+            raise TypeError(f"{name}[{gpu!r}] must be a PriceRange, got {value!r}")
+        out[specs.get(check.gpu(name, gpu)).name] = value
+    return out
 
 
 def _price(prices: Mapping[str, PriceRange] | None, name: str) -> PriceRange | None:

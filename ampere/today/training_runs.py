@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .. import results, specs
+from .. import check, results, specs
 from .catalogue import MODELS
 from .network import _network
 from .training import _fixed_mfu_tokens_per_s, _training_speed
@@ -30,6 +30,12 @@ ASSUMED_GPUS = 2048
 #: (touvron2023llama, section 2.4), which is selective recomputation; Llama 2 adopts LLaMA's pretraining
 #: setting (touvron2023llama2), so the same is assumed.
 RUN_RECOMPUTE = "selective"
+#: The software the runs are timed with: LLaMA's training code reduced recomputation, used model and sequence
+#: parallelism "as described by Korthikanti et al. (2022)" and overlapped the all-reduces with computation
+#: (touvron2023llama, section 2.4): the Megatron-LM 2022 stack of ``ampere.megatron.STACKS``, with the
+#: memory-efficient (xformers) attention as fused attention. The planner's own default, today's
+#: "megatron-core", also overlaps the data-parallel reduction: its predictions are shown beside.
+RUN_SOFTWARE = "megatron-2022"
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,22 @@ class TrainingRunCheck:
     baseline_tokens_per_s_per_gpu: float  # at FIXED_MFU_BASELINE of the dense BF16 peak
     layout: str
     assumptions: tuple[str, ...] = ()
+    core_tokens_per_s_per_gpu: float = 0.0  # the planner's default software (megatron-core) on the same run
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.record, results.Record):
+            raise TypeError(f"record must be an ampere.results.Record, got {self.record!r}")
+        check.string("model", self.model)
+        object.__setattr__(self, "gpus", check.positive_int("gpus", self.gpus, maximum=1_000_000))
+        object.__setattr__(self, "tokens", check.positive("tokens", self.tokens, maximum=1e16))
+        for name in ("published_tokens_per_s_per_gpu", "predicted_tokens_per_s_per_gpu",
+                     "baseline_tokens_per_s_per_gpu"):
+            object.__setattr__(self, name, check.positive(name, getattr(self, name), maximum=1e9))
+        object.__setattr__(self, "core_tokens_per_s_per_gpu", check.nonneg(
+            "core_tokens_per_s_per_gpu", self.core_tokens_per_s_per_gpu, maximum=1e9))
+        check.string("layout", self.layout, allow_empty=True)
+        if not isinstance(self.assumptions, tuple) or not all(isinstance(a, str) for a in self.assumptions):
+            raise TypeError(f"assumptions must be a tuple of strings, got {self.assumptions!r}")
 
     @property
     def error(self) -> float:
@@ -52,11 +74,17 @@ class TrainingRunCheck:
         return self.predicted_tokens_per_s_per_gpu / self.published_tokens_per_s_per_gpu - 1
 
     @property
+    def core_error(self) -> float:
+        """predicted with today's megatron-core / published - 1."""
+        return self.core_tokens_per_s_per_gpu / self.published_tokens_per_s_per_gpu - 1
+
+    @property
     def baseline_error(self) -> float:
         return self.baseline_tokens_per_s_per_gpu / self.published_tokens_per_s_per_gpu - 1
 
     def gpu_hours(self, tokens_per_s_per_gpu: float) -> float:
-        return self.tokens / tokens_per_s_per_gpu / 3600
+        """GPU-hours of the run's tokens at ``tokens_per_s_per_gpu`` (> 0)."""
+        return self.tokens / check.positive("tokens_per_s_per_gpu", tokens_per_s_per_gpu, maximum=1e9) / 3600
 
     def row(self) -> dict[str, str]:
         from .. import views
@@ -65,6 +93,8 @@ class TrainingRunCheck:
                 "published tokens/s/GPU": f"{self.published_tokens_per_s_per_gpu:,.0f}",
                 "model tokens/s/GPU": f"{self.predicted_tokens_per_s_per_gpu:,.0f}",
                 "model error": f"{self.error:+.0%}",
+                "megatron-core tokens/s/GPU": f"{self.core_tokens_per_s_per_gpu:,.0f}",
+                "megatron-core error": f"{self.core_error:+.0%}",
                 f"fixed {FIXED_MFU_BASELINE:.0%} MFU": f"{self.baseline_tokens_per_s_per_gpu:,.0f}",
                 "fixed-MFU error": f"{self.baseline_error:+.0%}",
                 "published GPU-hours": f"{self.gpu_hours(self.published_tokens_per_s_per_gpu):,.0f}",
@@ -118,12 +148,16 @@ def _training_run_checks() -> tuple[TrainingRunCheck, ...]:
         assumptions.append(f"a batch of {p['global_batch_tokens'] / 1e6:.0f}M tokens read as {seqs} sequences "
                            f"of {p['seq']}")
         spec = specs.get(rec.gpu)
-        speed = _training_speed(_run_workload(rec, gpus, None), spec, gpus, _network(spec, gpus))
+        w = _run_workload(rec, gpus, None)
+        speed = _training_speed(w, spec, gpus, _network(spec, gpus), software=RUN_SOFTWARE)
+        core = _training_speed(w, spec, gpus, _network(spec, gpus))
         base = _fixed_mfu_tokens_per_s(rec.params["model"], "pretrain", FIXED_MFU_BASELINE, specs.get(rec.gpu))
         layout = next((n for n in speed.notes if n.startswith("layout")), "")
-        layout = layout.replace("layout: ", "").replace(" (Megatron model)", "")
+        layout = layout.replace("layout: ", "").replace(f" (Megatron model, {RUN_SOFTWARE})", "")
+        assumptions.append(f"software: {RUN_SOFTWARE} (LLaMA's section 2.4)")
         out.append(TrainingRunCheck(rec, p["model"], gpus, float(p["tokens"]), published,
-                                    speed.tokens_per_s / gpus, base, layout, tuple(assumptions)))
+                                    speed.tokens_per_s / gpus, base, layout, tuple(assumptions),
+                                    core.tokens_per_s / gpus))
     return tuple(out)
 
 
@@ -134,7 +168,8 @@ def training_run_checks() -> list[TrainingRunCheck]:
     the Llama 2 7B/13B/70B GPU-hours of
     their model card and LLaMA 65B's tokens/s per GPU. Each is planned as pre-training of its shape on
     its GPUs (2048 when unpublished, :data:`ASSUMED_GPUS`) with its published global batch and sequence
-    length, once with the training-time model and once at a fixed 40 % utilisation
+    length, once with the training-time model (the software the runs describe, :data:`RUN_SOFTWARE`; and the
+    planner's default, megatron-core) and once at a fixed 40 % utilisation
     (:data:`FIXED_MFU_BASELINE`, what this chapter used to assume). Chapter: *The A100 today*,
     "Training time against published Llama runs".
     """
@@ -164,7 +199,9 @@ def show_training_runs(info: Any = None) -> None:
     A training run of this size cannot be measured on the reader's machine; the section shows the
     published A100 runs and the model's error on each. Chapter: *The A100 today*.
     """
-    from .. import views
+    from .. import device, views
 
+    if info is not None and not isinstance(info, device.DeviceInfo):
+        raise TypeError(f"info must be None or an ampere.device.DeviceInfo (ab.setup's INFO), got {info!r}")
     views.show(training_points(), title="Llama pre-training on A100s: published against the model",
                model_label="model", real_label="published", digits=0)

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from .. import check, transformer
 from ..transformer import TransformerShape
 from .catalogue import shape_of
+from .network import MAX_CARDS
 from .prices import PriceRange
 
 
@@ -22,7 +23,8 @@ TASKS: Mapping[str, str] = MappingProxyType({
     "inference": "weights in the chosen format plus the KV cache of batch x context tokens; decoding bound",
     "lora": "frozen bf16 base weights, rank-r adapters on every linear layer trained with mixed Adam",
     "qlora": "frozen NF4 base weights (double quantization), rank-r adapters trained with mixed Adam",
-    "full-finetune": "mixed-precision Adam, 16 bytes per parameter, ZeRO-3 across cards when one is not enough",
+    "full-finetune": "mixed-precision Adam as Megatron-LM counts it (18 bytes per parameter: bf16 weights, fp32 "
+                     "main gradients, fp32 master weights and moments), sharded by ZeRO-1 or ZeRO-3",
     "pretrain": "as full fine-tuning; differs only by the number of tokens (a corpus, not a dataset)",
 })
 #: Weight formats of inference.
@@ -64,8 +66,10 @@ class Workload:
     lora_rank: int | None = None  # lora/qlora: adapter rank (None: the book's default, ampere.memory)
     precision: str = "bf16"  # training: tensor-core precision of the math
     mfu: float | None = None  # training: None = Megatron model; a number = fixed utilisation of the dense peak
-    max_cards: int = 8  # most cards allowed (one 8-GPU node by default)
+    max_cards: int = 8  # most cards allowed (one 8-GPU node by default; beyond it, whole nodes)
     min_cards: int = 1  # use at least this many cards (more data parallelism, or more tensor parallelism)
+    nvlink_bridges: bool = False  # PCIe cards: pairs joined by an NVLink bridge where the card has one
+    hcas_per_node: int | None = None  # network adapters per node (None: 8 on a DGX, 2 on a PCIe server)
 
     def __post_init__(self) -> None:
         from .. import memory
@@ -74,13 +78,19 @@ class Workload:
         check.one_of("weights", self.weights, INFERENCE_FORMATS)
         check.one_of("precision", self.precision, TRAIN_PRECISIONS)
         check.one_of("recompute", self.recompute, memory.RECOMPUTE)
-        object.__setattr__(self, "context", check.nonneg_int("context", self.context))
-        for name in ("batch", "seq_len", "micro_batch", "max_cards", "min_cards"):
-            object.__setattr__(self, name, check.positive_int(name, getattr(self, name)))
+        for name, top in (("batch", 1_000_000), ("seq_len", 1_048_576), ("micro_batch", 65_536),
+                          ("max_cards", MAX_CARDS), ("min_cards", MAX_CARDS)):
+            object.__setattr__(self, name, check.positive_int(name, getattr(self, name), maximum=top))
+        object.__setattr__(self, "context", check.nonneg_int("context", self.context, maximum=1_048_576))
+        object.__setattr__(self, "nvlink_bridges", check.boolean("nvlink_bridges", self.nvlink_bridges))
+        object.__setattr__(self, "hcas_per_node", check.optional(check.bounded_int, "hcas_per_node",
+                                                                 self.hcas_per_node, 0, 64,
+                                                                 why="adapters of one node"))
         rank = memory.DEFAULT_LORA_RANK if self.lora_rank is None else self.lora_rank
-        object.__setattr__(self, "lora_rank", check.positive_int("lora_rank", rank))
+        object.__setattr__(self, "lora_rank", check.positive_int("lora_rank", rank, maximum=65_536))
         if self.global_batch is not None:
-            object.__setattr__(self, "global_batch", check.positive_int("global_batch", self.global_batch))
+            object.__setattr__(self, "global_batch", check.positive_int("global_batch", self.global_batch,
+                                                                        maximum=100_000_000))
         if self.min_cards > self.max_cards:
             raise ValueError(f"min_cards={self.min_cards!r} is above max_cards={self.max_cards!r}")
         if self.tokens is not None:
@@ -146,8 +156,50 @@ class GPUPlan:
     price: PriceRange | None
     reason: str = ""  # why infeasible
     notes: tuple[str, ...] = ()
-    nodes: int = 1  # nodes the cards span (the NVLink domain of the GPU's node is the unit)
+    nodes: int = 1  # nodes the cards span (8 cards per node)
     mfu: float | None = None  # training: model-FLOPs utilisation of the dense peak (6N per token basis)
+    layout: str = ""  # training: the tensor x pipeline x data layout timed (and sized)
+    estimate: Any = None  # training: the ampere.megatron.Estimate of that layout (None without a shape)
+    memory_breakdown: Mapping[str, float] | None = None  # bytes per card by kind, "total" = memory_bytes
+
+    def __post_init__(self) -> None:
+        from .. import specs as _specs
+
+        object.__setattr__(self, "gpu", _specs.get(check.gpu("gpu", self.gpu)).name)
+        if not isinstance(self.workload, Workload):
+            raise TypeError(f"workload must be an ampere.today.Workload, got {self.workload!r}")
+        check.boolean("feasible", self.feasible)
+        object.__setattr__(self, "cards", check.optional(check.positive_int, "cards", self.cards, maximum=MAX_CARDS))
+        if self.feasible and self.cards is None:
+            raise ValueError("cards must be given when feasible=True")
+        object.__setattr__(self, "memory_bytes", check.nonneg("memory_bytes", self.memory_bytes, maximum=1e18))
+        object.__setattr__(self, "capacity_bytes", check.positive("capacity_bytes", self.capacity_bytes,
+                                                                  maximum=1e15))
+        for name in ("tokens_per_s", "step_time_s", "run_time_s"):
+            object.__setattr__(self, name, check.optional(check.positive, name, getattr(self, name), maximum=1e18))
+        if self.mfu is not None:
+            object.__setattr__(self, "mfu", check.fraction("mfu", self.mfu))
+        if self.price is not None and not isinstance(self.price, PriceRange):
+            raise TypeError(f"price must be a PriceRange or None, got {self.price!r}")
+        check.optional(check.one_of, "bound", self.bound, ("memory", "compute", "communication"))
+        if self.feasible:
+            for name in ("tokens_per_s", "step_time_s", "bound"):
+                if getattr(self, name) is None:
+                    raise ValueError(f"{name} must be given when feasible=True")
+        if self.estimate is not None:
+            from .. import megatron
+
+            if not isinstance(self.estimate, megatron.Estimate):
+                raise TypeError(f"estimate must be None or an ampere.megatron.Estimate, got {self.estimate!r}")
+        check.string("reason", self.reason, allow_empty=True)
+        check.string("layout", self.layout, allow_empty=True)
+        if not isinstance(self.notes, tuple) or not all(isinstance(n, str) for n in self.notes):
+            raise TypeError(f"notes must be a tuple of strings, got {self.notes!r}")
+        object.__setattr__(self, "nodes", check.positive_int("nodes", self.nodes, maximum=MAX_CARDS))
+        if self.memory_breakdown is not None:
+            object.__setattr__(self, "memory_breakdown", {
+                check.string("memory_breakdown key", k): check.nonneg(f"memory_breakdown[{k!r}]", v)
+                for k, v in check.mapping("memory_breakdown", self.memory_breakdown).items()})
 
     @property
     def fits_one_card(self) -> bool:

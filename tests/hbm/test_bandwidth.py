@@ -21,7 +21,9 @@ def test_bandwidth_derivation_by_hand():
     # every HBM stack is a 1024-bit interface; GDDR has no stacks
     assert {r["bits_per_stack"] for r in rows.values() if r["stacks"]} == {1024}
     assert rows["T4"]["bits_per_stack"] is None
-    assert "inferred" in rows["H200-SXM-141GB"]["note"] and rows["A100-SXM4-80GB"]["note"] == ""
+    # the notes say where an input comes from a deviceQuery capture or makes the agreement circular
+    assert "back-computed" in rows["H200-SXM-141GB"]["note"] and "deviceQuery" in rows["H200-SXM-141GB"]["note"]
+    assert "1593 MHz" in rows["A100-SXM4-80GB"]["note"] and rows["A100-SXM4-40GB"]["note"] == ""
 
 
 def test_hierarchy_table_a100():
@@ -40,10 +42,14 @@ def test_compare_40_80():
 
 def test_devicequery_captures_check_the_catalogue():
     rows = {r["gpu"]: r for r in hbm.devicequery_check()}
-    assert set(rows) == {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"}
-    for g in ("A100-SXM4-80GB", "H100-SXM5-80GB"):  # clock x width reproduce the datasheet
+    assert set(rows) == {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "RTX-A6000", "L4"}
+    for g in ("A100-SXM4-80GB", "H100-SXM5-80GB", "RTX-A6000", "L4"):  # clock x width reproduce the datasheet
         assert rows[g]["ratio"] == pytest.approx(1.0, abs=0.002) and rows[g]["bus_bits"] == rows[g]["catalogue_bus_bits"]
-        assert rows[g]["l2_bytes"] == rows[g]["catalogue_l2_bytes"]
+    # L4: 192 bits x 2 x 6251 MHz / 8 = 300.0 GB/s; A6000: 384 x 2 x 8001 / 8 = 768.1 GB/s
+    assert rows["L4"]["derived_bytes_per_s"] == pytest.approx(300.05e9, rel=1e-4)
+    assert rows["RTX-A6000"]["derived_bytes_per_s"] == pytest.approx(768.1e9, rel=1e-4)
     h200 = rows["H200-SXM-141GB"]
     assert h200["bus_bits"] == 6144 and 1.02 < h200["ratio"] < 1.03  # 3201 MHz: 4.92 TB/s against 4.8
-    assert h200["l2_bytes"] == 60 * 2**20 != h200["catalogue_l2_bytes"]
+    # the catalogue takes its L2 sizes from these captures where NVIDIA prints none (H200: 60 MiB, not 50)
+    assert all(r["l2_bytes"] == r["catalogue_l2_bytes"] for r in rows.values())
+    assert h200["l2_bytes"] == 60 * 2**20

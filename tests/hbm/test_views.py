@@ -38,14 +38,13 @@ def test_views_run_on_the_cpu(monkeypatch):
 
     monkeypatch.setattr(tables, "show_md", lambda text: shown.append(text))
 
-    class CPU:
-        backend = "cpu"
-        spec = None
-        spec_name = None
+    from ampere import device
 
-        def label(self):
-            return "a CPU"
+    def CPU():  # the device a CPU-only machine probes (a DeviceInfo: the views refuse anything else)
+        return device.DeviceInfo("cpu", "a CPU")
 
+    with pytest.raises(TypeError, match="info must be a DeviceInfo"):
+        hbm.show_bandwidth(object())
     pts = hbm.show_bandwidth(CPU())
     assert pts and all(p.kind == "published" for p in pts)
     sweeps = hbm.show_l2_sweep(CPU())

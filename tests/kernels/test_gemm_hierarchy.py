@@ -43,8 +43,10 @@ def test_tiling_checks_its_shapes():
         kernels.gemm_tiling(256, 256, 256, instruction=(16, 16, 16))
     with pytest.raises(ValueError, match="divide"):
         kernels.gemm_tiling(256, 256, 256, warp=(48, 64, 64))
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="warp must have at least 3"):  # a list of the wrong length
         kernels.gemm_tiling(256, 256, 256, warp=(64, 64))
+    with pytest.raises(TypeError, match="warp"):  # not a list at all
+        kernels.gemm_tiling(256, 256, 256, warp=64)
     with pytest.raises(TypeError):
         kernels.tiling_rows({"m": 1})
     small = kernels.gemm_tiling(256, 256, 256, threadblock=(64, 64, 32), warp=(32, 32, 32), stages=4)

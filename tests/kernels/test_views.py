@@ -35,7 +35,9 @@ def test_hierarchy_rows_read_specs():
     with pytest.raises(TypeError):
         kernels.hierarchy_rows(A100)
     h200 = kernels.hierarchy_rows(("H200-SXM-141GB",), l2_reported={"H200-SXM-141GB": 60 * 2**20})[2]
-    assert h200["capacity"] == "60 MiB per GPU as CUDA reports it (50 MiB in the catalogue)"
+    assert h200["capacity"] == "60 MiB per GPU"  # the catalogue's, from the H200's deviceQuery
+    other = kernels.hierarchy_rows((A100,), l2_reported={A100: 48 * 2**20})[2]
+    assert other["capacity"] == "48 MiB per GPU as CUDA reports it (40 MiB in the catalogue)"
     same = kernels.hierarchy_rows((A100,), l2_reported={A100: 40 * 2**20})[2]
     assert same["capacity"] == "40 MiB per GPU"
 

@@ -36,7 +36,33 @@ def test_data_parallel_rings_are_rail_aligned():
     across = comms.dp_collective(hw, "all_gather", size, 1, 64)
     one_rail = comms.dp_collective(hw, "all_gather", size, 8, 64)  # t = 8 fills the node: one adapter per group
     assert inside < across < one_rail
-    assert across == pytest.approx(63 / 64 * size / min(hw.nvl_bw, 8 * hw.ib_bw) + 63 * hw.ib_lat)
+    net = hw.net  # the NVLink chapter's latency model: a fixed overhead per collective, one latency per hop
+    # 64 ranks on 8 nodes: a rail-aligned ring crosses the network 7 times, its other 56 hops are NVLink
+    assert across == pytest.approx(net.inter_overhead_s + 56 * net.intra_latency_s + 7 * net.inter_latency_s
+                                   + 63 / 64 * size / min(hw.nvl_bw, 8 * hw.ib_bw))
+    # t = 8: the group has one member per node, its ring runs on one rail and every hop crosses the network
+    assert one_rail == pytest.approx(net.inter_overhead_s + 63 * net.inter_latency_s + 63 / 64 * size / hw.ib_bw)
+    assert inside == pytest.approx(net.intra_overhead_s + 7 * net.intra_latency_s + 7 / 8 * size / hw.nvl_bw)
+
+
+def test_every_collective_pays_the_nvlink_chapters_fixed_overhead():
+    """A collective costs the node's fixed overhead once (about 8 us inside a DGX A100, 14 us across nodes), then
+    one hop latency per step: the model of ampere.collectives.nccl_collective_time (chapter NVLink)."""
+    from ampere import collectives, fabrics
+
+    hw = M._hardware("A100-SXM4-80GB")
+    assert 5e-6 < hw.net.intra_overhead_s == fabrics.DGX_A100.intra_overhead_s < 12e-6
+    assert hw.net.intra_bytes_per_s == hw.nvl_bw and hw.net.hca_bytes_per_s == pytest.approx(
+        fabrics.DGX_A100.hca_bytes_per_s * M.INPUTS["ib_fraction"].value)
+    tiny = comms.tp_collective(hw, "all_reduce", 8.0, 8)
+    assert tiny == pytest.approx(hw.net.intra_overhead_s + 14 * hw.net.intra_latency_s, rel=1e-3)
+    assert comms.tp_collective(hw, "all_gather", 1e6, 8) == collectives.nccl_collective_time("all_gather", 1e6, 8, hw.net)
+    assert comms.tp_collective(hw, "all_reduce", 1e6, 1) == 0.0
+    send = comms.p2p_time(hw, 1e6, 8, 1, 2, False)  # two stages, two nodes
+    assert send == pytest.approx(1e6 / hw.ib_bw + hw.net.inter_overhead_s + hw.net.inter_latency_s)
+    for name, value in (("nvlink_overhead_s", hw.net.intra_overhead_s), ("ib_overhead_s", hw.net.inter_overhead_s),
+                        ("ib_step_latency_s", hw.net.inter_latency_s)):
+        assert M.INPUTS[name].value == value and M.INPUTS[name].source == "abci2021benchmark"
 
 
 def test_step_collectives_of_zero_and_fsdp():

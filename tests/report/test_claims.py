@@ -12,8 +12,14 @@ def test_variation_rows_and_gap_cost():
     assert "confounded" in ff["factor"]
     assert rows["input data"]["ratio"] == pytest.approx(257.0 / 295.0) and rows["input data"]["flagged at 10 %"]
     assert rows["MIG mode"]["ratio"] == pytest.approx(98 / 108)
-    assert rows["clock under load"]["ratio"] == pytest.approx(1830 / 1980)
+    assert rows["datasheet peak clock vs maximum boost clock"]["ratio"] == pytest.approx(1830 / 1980)
     assert all(r["source"] for r in rows.values())
+    short = claims.variation_rows(short=True)
+    assert [list(r) for r in short] == [["factor", "example", "ratio", "source"]] * len(rows)
+    assert [r["source"] for r in short][:3] == ["Bekman 2024", "He 2024", "Bekman 2024"]
+    assert short[0]["factor"] == "form factor" and short[0]["ratio"] == f"{252.9 / 271.2:.3f}"
+    with pytest.raises(TypeError, match="short"):
+        claims.variation_rows(short=1)
     assert not any("2024" in r["source"] and "mle" in r["source"] for r in rows.values())  # labels, not bib keys
     cost = claims.gap_cost(1000, 0.10, 0.96)
     assert cost["gpu_hours_lost"] == pytest.approx(876_000) and cost["dollars"] == pytest.approx(840_960)

@@ -154,6 +154,33 @@ def test_throughput_loss_from_a_resource_loss_and_the_step_shares():
     assert cc.throughput_loss(config_judges.Verdict("warn", "x"), shares) is None
     with pytest.raises(ValueError, match="status"):
         config_judges.Verdict("bad", "x")
+    with pytest.raises(ValueError, match="loss"):
+        config_judges.Verdict("warn", "x", resource="network", loss=(0.5, 0.2))
+    with pytest.raises(ValueError, match="resource"):
+        config_judges.Verdict("warn", "x", resource="gpu")
+    with pytest.raises(TypeError, match="v must"):
+        cc.throughput_loss("warn", shares)
+    with pytest.raises(ValueError, match="shares"):
+        cc.throughput_loss(v, {**shares, "compute": 1.5})
+
+
+def test_each_gpu_runs_on_its_own_dgx_network():
+    """Review B: the H100 step was modelled on the DGX A100's 8 x 200 Gb/s. On its own DGX H100 network
+    (8 x 400 Gb/s, BasePOD RA) the network share of the 18B step stays near the A100's: NVIDIA doubled the
+    NIC rate per GPU to hold it, while the NVLink share grows (compute got 3x faster, NVLink 1.5x)."""
+    a100, h100, h200 = (cc.step_shares(g) for g in ("A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"))
+    assert a100["node network"] == "DGX A100: 8 x 200 Gb/s" and h100["node network"] == "DGX H100: 8 x 400 Gb/s"
+    assert h200["node network"] == "DGX H200: 8 x 400 Gb/s"
+    assert h100["network"] == pytest.approx(a100["network"], rel=0.20)
+    assert h100["nvlink"] > 1.2 * a100["nvlink"]
+    assert "assumed" in cc.step_shares("A100-PCIE-80GB")["node network"]
+    assert cc.step_shares() == a100
+    from ampere import fabrics
+
+    slow = cc.step_shares("H100-SXM5-80GB", network=fabrics.DGX_A100)  # the review's artefact, as a question
+    assert slow["network"] > 1.5 * h100["network"] and slow["node network"] == "DGX A100: 8 x 200 Gb/s"
+    with pytest.raises(ValueError, match="spec"):
+        cc.step_shares("Voodoo-3")
 
 
 def test_versions_and_nccl_minimums_come_from_nvidias_recipes():

@@ -59,7 +59,8 @@ def test_prediction_and_share_rows_are_printable():
     assert [r["GPU"] for r in rows] == ["A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"]
     assert all(0 < int(r["% of dense BF16 peak"]) < 100 for r in rows)
     shares = config_checks.share_rows(["A100-SXM4-80GB"])
-    assert shares[0]["compute"].endswith(" %") and set(shares[0]) == {"GPU", "compute", "NVLink collectives",
-                                                                         "network collectives"}
+    assert shares[0]["compute"].endswith(" %") and set(shares[0]) == {"GPU", "network", "compute",
+                                                                         "NVLink collectives", "network collectives"}
+    assert shares[0]["network"] == "8 x 200 Gb/s"
     with pytest.raises(ValueError):
         workload.prediction_rows(("Voodoo-3",))

@@ -15,7 +15,7 @@ answer, every thread of the browser (an upper bound of the wall time on an idle 
 everything on one core); for a re-run, the page's Python thread (Chromium's DedicatedWorker thread:
 the run is single-threaded, so that is its wall time on an idle core). A time passes when either its
 wall-clock or its CPU measure is within the bound; re-runs must also finish within 10 s of wall time.
-One calculator has a larger re-run bound until its model's hot path is cached (``RERUN_OVER_S``).
+A calculator may have a larger re-run bound, with its reason (``RERUN_OVER_S``; none now).
 
 Runs when ``AMPERE_SITE_DIR`` names the built site (``make test`` does it; see conftest.py).
 """
@@ -47,12 +47,11 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-b
         "--disable-default-apps", "--disable-extensions"]
 TRY_PAGE = "book/try-the-models.html"
 RERUN_WALL_S = 10.0
-#: re-run bounds above AMPERE_RERUN_S, each with its reason. The layout search evaluates ~300 layouts
-#: per answer: 0.45-0.66 s of the worker's CPU on a machine with nothing else to do, up to 1.04 s with
-#: eight other jobs on its two cores (contended CPU time grows too). 60 % of it goes to the argument checks
-#: of ampere.gemm.wave_efficiency (7 checks x ~20,000 calls); a cache there halves the search (0.43 ->
-#: 0.19 s in CPython). Remove the entry once that lands.
-RERUN_OVER_S = {"megatron-layouts": 2.0}
+#: re-run bounds above AMPERE_RERUN_S, each with its reason. None now: the layout search (megatron-layouts)
+#: had 2 s while 60 % of it went to the argument checks of ampere.gemm.wave_efficiency; with the hot path
+#: cached its re-runs take 0.06-0.27 s of CPU in CPython (0.43 s when the 2 s bound was set) and 0.13-0.48 s
+#: of the worker's CPU in the browser with a load average of 5-6 on two cores (0.45-1.04 s before).
+RERUN_OVER_S: dict[str, float] = {}
 
 
 def _pages() -> list[str]:

@@ -21,8 +21,8 @@ def test_decode_run_bound_by_hand():
     assert one > 0
     with pytest.raises((ValueError, TypeError), match="batch"):
         today.decode_run_bound("llama2-7b", A100, batch=0, prompt_tokens=1, output_tokens=1)
-    with pytest.raises(ValueError, match="tensor_parallel"):
-        today.decode_run_bound("llama2-7b", A6000, batch=1, prompt_tokens=1, output_tokens=1, tensor_parallel=16)
+    with pytest.raises(ValueError, match="tensor_parallel"):  # beyond one server, whole servers of eight
+        today.decode_run_bound("llama2-7b", A6000, batch=1, prompt_tokens=1, output_tokens=1, tensor_parallel=12)
 
 
 def test_decode_points_cover_a100_h100_h200_below_the_bound():

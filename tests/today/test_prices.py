@@ -20,7 +20,7 @@ def test_prices_are_dated_sourced_and_validated():
     for bad in ((-1, 2), (0, 1), (3, 2), (float("nan"), 1)):
         with pytest.raises(ValueError, match="price"):
             PriceRange(*bad, "x", "now")
-    with pytest.raises(ValueError, match="catalogue"):
+    with pytest.raises(ValueError, match="overrides"):
         today.price_table({"B200": (1, 2)})
     with pytest.raises(ValueError, match="PriceRange"):
         today.price_table({H100: 3.0})
@@ -30,5 +30,5 @@ def test_prices_are_dated_sourced_and_validated():
         today.hours_for_budget(-5, A100)
     with pytest.raises(ValueError, match="price"):
         today.hours_for_budget(100, H100)
-    with pytest.raises(ValueError, match="at"):
+    with pytest.raises(ValueError, match="where"):
         p.at("median")
