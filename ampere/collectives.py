@@ -61,7 +61,7 @@ __all__ = [
     "OPS", "ALGORITHMS", "TREE_OPS", "check_op", "busbw_factor", "bus_bandwidth", "algorithm_bandwidth",
     "alpha_beta_terms", "collective_time", "size_for_busbw_fraction", "ring_tree_crossover_bytes",
     "AllReducePhases", "hierarchical_all_reduce_breakdown", "hierarchical_all_reduce_time", "all_reduce_time",
-    "network_collective_time", "nccl_collective_time",
+    "network_collective_time", "nccl_collective_time", "CollectiveTime", "nccl_collective_breakdown",
 ]
 
 #: Collectives the model knows, in the order tables print them.
@@ -81,6 +81,15 @@ def check_op(op: Any) -> str:
     return op
 
 
+def _ranks(name: str, n: Any) -> int:
+    """A rank count: an integer from 1 to :data:`ampere.fabrics.MAX_GPUS`."""
+    return check.bounded_int(name, n, 1, fabrics.MAX_GPUS, why="ranks of one collective")
+
+
+def _latency(name: str, value: Any) -> float:
+    return check.nonneg(name, value, maximum=fabrics.MAX_LATENCY_S)
+
+
 def _check_algorithm(algorithm: Any, name: str = "algorithm") -> str:
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"{name}={algorithm!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
@@ -96,7 +105,7 @@ def busbw_factor(op: str, n: int) -> float:
     factor 1 for every n >= 2 (and 0 for n = 1, where nothing moves).
     """
     check_op(op)
-    n = check.positive_int("n", n)
+    n = _ranks("n", n)
     if n == 1:
         return 0.0
     if op == "all_reduce":
@@ -112,13 +121,13 @@ def bus_bandwidth(op: str, algbw_bytes_per_s: float, n: int) -> float:
     Chapter: *NVLink, NVSwitch and collectives*, section "algbw and busbw". Example: an all-reduce of
     S bytes on 8 GPUs in t seconds has busbw = 1.75 S / t, comparable with the per-direction link speed.
     """
-    algbw = check.nonneg("algbw_bytes_per_s", algbw_bytes_per_s)
+    algbw = check.nonneg("algbw_bytes_per_s", algbw_bytes_per_s, maximum=fabrics.MAX_BYTES_PER_S)
     return algbw * busbw_factor(op, n)
 
 
 def algorithm_bandwidth(size_bytes: float, time_s: float) -> float:
     """``algbw = S / t`` in bytes/s (S per nccl-tests' convention, see the module docstring)."""
-    return check.nonneg("size_bytes", size_bytes) / check.positive("time_s", time_s)
+    return check.nonneg("size_bytes", size_bytes) / check.positive("time_s", time_s)  # both any finite size
 
 
 # --- the alpha-beta model ---------------------------------------------------------------------------------
@@ -131,7 +140,7 @@ def alpha_beta_terms(op: str, n: int, algorithm: str = "ring") -> tuple[float, f
     Fitting alpha and beta to measurements is linear regression on these two columns.
     """
     check_op(op)
-    n = check.positive_int("n", n)
+    n = _ranks("n", n)
     _check_algorithm(algorithm)
     if algorithm == "tree" and op not in TREE_OPS:
         raise ValueError(f"algorithm='tree' is not defined for op={op!r}; use algorithm='ring' "
@@ -160,8 +169,10 @@ def collective_time(op: str, size_bytes: float, n: int, link_bytes_per_s: float,
     a, b = alpha_beta_terms(op, n, algorithm)
     size = check.nonneg("size_bytes", size_bytes)
     bw = check.positive("link_bytes_per_s", link_bytes_per_s, allow_inf=True)
-    alpha = check.nonneg("latency_s", latency_s)
-    overhead = check.nonneg("overhead_s", overhead_s)
+    if bw != math.inf:
+        bw = check.positive("link_bytes_per_s", bw, maximum=fabrics.MAX_BYTES_PER_S)
+    alpha = _latency("latency_s", latency_s)
+    overhead = _latency("overhead_s", overhead_s)
     if a == 0 and b == 0:
         return 0.0
     return overhead + a * alpha + b * size / bw
@@ -179,9 +190,9 @@ def size_for_busbw_fraction(op: str, fraction: float, n: int, link_bytes_per_s: 
     """
     x = check.fraction("fraction", fraction)
     a, b = alpha_beta_terms(op, n, algorithm)
-    bw = check.positive("link_bytes_per_s", link_bytes_per_s)
-    alpha = check.nonneg("latency_s", latency_s)
-    overhead = check.nonneg("overhead_s", overhead_s)
+    bw = check.positive("link_bytes_per_s", link_bytes_per_s, maximum=fabrics.MAX_BYTES_PER_S)
+    alpha = _latency("latency_s", latency_s)
+    overhead = _latency("overhead_s", overhead_s)
     f = busbw_factor(op, n)
     if x == 0 or (a == 0 and b == 0) or overhead + a * alpha == 0:
         return 0.0
@@ -204,8 +215,8 @@ def ring_tree_crossover_bytes(op: str, n: int, link_bytes_per_s: float, latency_
     """
     a_r, b_r = alpha_beta_terms(op, n, "ring")
     a_t, b_t = alpha_beta_terms(op, n, "tree")
-    bw = check.positive("link_bytes_per_s", link_bytes_per_s)
-    alpha = check.nonneg("latency_s", latency_s)
+    bw = check.positive("link_bytes_per_s", link_bytes_per_s, maximum=fabrics.MAX_BYTES_PER_S)
+    alpha = _latency("latency_s", latency_s)
     if b_t <= b_r or a_r <= a_t:
         raise ValueError(f"op={op!r} on n={n} ranks: ring and tree never cross (ring {a_r:g} steps, {b_r:g} S; "
                          f"tree {a_t:g} steps, {b_t:g} S)")
@@ -225,6 +236,10 @@ class AllReducePhases:
     inter_all_reduce_s: float  # across the nodes, one ring or tree per rail
     all_gather_s: float  # inside each node
     overhead_s: float = 0.0  # fixed cost of the collective, paid once
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("nodes", "gpus_per_node"),
+                              maxima={"nodes": fabrics.MAX_GPUS, "gpus_per_node": fabrics.MAX_GPUS_PER_NODE})
 
     @property
     def total_s(self) -> float:
@@ -267,12 +282,15 @@ def hierarchical_all_reduce_breakdown(size_bytes: float, nodes: int, gpus_per_no
     evenly between the two intra-node phases.
     """
     size = check.nonneg("size_bytes", size_bytes)
-    nodes = check.positive_int("nodes", nodes)
-    g = check.positive_int("gpus_per_node", gpus_per_node)
-    intra_bw = check.positive("intra_bytes_per_s", intra_bytes_per_s)
-    inter_bw = check.positive("inter_bytes_per_s", inter_bytes_per_s)
+    nodes = _ranks("nodes", nodes)
+    g = check.bounded_int("gpus_per_node", gpus_per_node, 1, fabrics.MAX_GPUS_PER_NODE, why="GPUs in one node")
+    _ranks("nodes x gpus_per_node", nodes * g)
+    intra_bw = check.positive("intra_bytes_per_s", intra_bytes_per_s, maximum=fabrics.MAX_BYTES_PER_S)
+    inter_bw = check.positive("inter_bytes_per_s", inter_bytes_per_s, maximum=fabrics.MAX_BYTES_PER_S)
+    intra_latency_s = _latency("intra_latency_s", intra_latency_s)
+    inter_latency_s = _latency("inter_latency_s", inter_latency_s)
     _check_algorithm(inter_algorithm, "inter_algorithm")
-    overhead = check.nonneg("overhead_s", overhead_s)
+    overhead = _latency("overhead_s", overhead_s)
     if nodes == 1:
         t = collective_time("all_reduce", size, g, intra_bw, intra_latency_s)
         return AllReducePhases(size, 1, g, t / 2, 0.0, t / 2, overhead if g > 1 else 0.0)
@@ -300,6 +318,70 @@ def hierarchical_all_reduce_time(size_bytes: float, nodes: int, gpus_per_node: i
                                              inter_algorithm, overhead_s).total_s
 
 
+@dataclass(frozen=True)
+class CollectiveTime:
+    """One collective as NCCL runs it, term by term (:func:`nccl_collective_breakdown`).
+
+    Chapters: *NVLink, NVSwitch and collectives* ("Across nodes") and *DGX A100 and the SuperPOD* ("All-reduce
+    across the pod"). ``total_s = latency_s + bandwidth_s`` with ``latency_s = overhead_s + intra_hops x
+    intra_hop_s + inter_hops x inter_hop_s`` and ``bandwidth_s = traffic x size_bytes / bus_bytes_per_s``
+    (``traffic`` is the b of the alpha-beta model: bytes each rank sends, in units of S).
+    """
+
+    op: str
+    algorithm: str
+    size_bytes: float
+    gpus: int
+    nodes: int  # nodes the collective spans (1: inside one node)
+    overhead_s: float  # the fixed cost, paid once
+    intra_hops: int  # sequential hops inside nodes (NVLink or PCIe)
+    intra_hop_s: float
+    inter_hops: int  # sequential hops between nodes (the compute fabric)
+    inter_hop_s: float
+    traffic: float  # b: bytes each rank sends per byte of S
+    bus_bytes_per_s: float  # the rate the bandwidth term runs at, per direction
+
+    def __post_init__(self) -> None:
+        check_op(self.op)
+        _check_algorithm(self.algorithm)
+        fabrics._check_fields(self, positive=("gpus", "nodes", "bus_bytes_per_s"),
+                              maxima={"gpus": fabrics.MAX_GPUS, "nodes": fabrics.MAX_GPUS,
+                                      "overhead_s": fabrics.MAX_LATENCY_S, "intra_hop_s": fabrics.MAX_LATENCY_S,
+                                      "inter_hop_s": fabrics.MAX_LATENCY_S, "intra_hops": 4 * fabrics.MAX_GPUS,
+                                      "inter_hops": 4 * fabrics.MAX_GPUS, "traffic": 2.0,
+                                      "bus_bytes_per_s": fabrics.MAX_BYTES_PER_S})
+        if self.nodes > self.gpus:
+            raise ValueError(f"nodes={self.nodes} must be <= gpus={self.gpus}")
+
+    @property
+    def latency_s(self) -> float:
+        """The fixed overhead and every hop's latency: what a tiny message costs."""
+        return self.overhead_s + self.intra_hops * self.intra_hop_s + self.inter_hops * self.inter_hop_s
+
+    @property
+    def bandwidth_s(self) -> float:
+        """The bytes each rank sends over the slowest hop, ``traffic x S / B``."""
+        return self.traffic * self.size_bytes / self.bus_bytes_per_s
+
+    @property
+    def total_s(self) -> float:
+        if self.gpus == 1:
+            return 0.0
+        return self.latency_s + self.bandwidth_s
+
+    @property
+    def latency_fraction(self) -> float:
+        """Share of the time spent in the latency terms (0 when nothing moves)."""
+        return self.latency_s / self.total_s if self.total_s else 0.0
+
+    @property
+    def busbw_bytes_per_s(self) -> float:
+        """nccl-tests bus bandwidth of this collective over ``gpus`` ranks (0 when nothing moves)."""
+        if self.total_s == 0:
+            return 0.0
+        return bus_bandwidth(self.op, self.size_bytes / self.total_s, self.gpus)
+
+
 def _hops(op: str, gpus: int, nodes: int) -> tuple[int, int]:
     """(hops inside nodes, hops between nodes) of a ring over ``gpus`` ranks on ``nodes`` nodes."""
     steps, _ = alpha_beta_terms(op, gpus, "ring")
@@ -307,53 +389,66 @@ def _hops(op: str, gpus: int, nodes: int) -> tuple[int, int]:
     return int(steps) - inter, inter
 
 
-def nccl_collective_time(op: str, size_bytes: float, gpus: int,
-                         network: fabrics.NodeNetwork = fabrics.DGX_A100, algorithm: str = "ring") -> float:
-    """Time (s) of one collective as NCCL runs it on ``gpus`` GPUs of ``network`` nodes.
+def nccl_collective_breakdown(op: str, size_bytes: float, gpus: int,
+                              network: fabrics.NodeNetwork = fabrics.DGX_A100,
+                              algorithm: str = "ring") -> CollectiveTime:
+    """One collective as NCCL runs it on ``gpus`` GPUs of ``network`` nodes, term by term (:class:`CollectiveTime`).
 
     Chapters: *NVLink, NVSwitch and collectives* ("What a tiny all-reduce costs", "Across nodes"),
-    *DGX A100 and the SuperPOD*, *The A100 today*. The latency is the node's fixed overhead plus one hop
-    latency per step; the bandwidth term is the ring's (or the tree's, ``2 S``) over the slowest hop:
+    *DGX A100 and the SuperPOD* ("All-reduce across the pod"), *The A100 today*. The latency is the node's
+    fixed overhead plus one hop latency per step; the bandwidth term is the ring's (or the tree's, ``2 S``)
+    over the slowest hop:
 
     * up to one node: ``overhead_intra + steps x hop_intra + b S / B_intra``; NCCL's tree inside a node
       is a chain with the ring's hop count and ``2 S`` of traffic, never faster than the ring;
     * across N nodes (whole nodes only), a **ring** is rail-aligned: every channel enters and leaves each
       node through the same adapter, and the channels spread over all adapters, so the bandwidth term runs
       at ``network.ring_bytes_per_s`` = min(B_intra, node's injection bandwidth), with ``2(N-1)`` of its
-      ``2(n-1)`` hops (all-reduce) crossing the network;
+      ``2(n-1)`` hops (all-reduce) crossing the network. All hops work at once (NCCL pipelines the chunks
+      through the ring), so the NVLink and network phases overlap instead of adding up;
     * across nodes a **tree** (all-reduce only) is a chain inside each node and a binary tree between
       nodes: ``overhead_inter + 2 ((g-1) hop_intra + ceil(log2 N) hop_inter) + 2 S / ring_bytes_per_s``.
     """
     check_op(op)
     if not isinstance(network, fabrics.NodeNetwork):
-        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r}")
-    gpus = check.positive_int("gpus", gpus)
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r:.60}")
+    gpus = _ranks("gpus", gpus)
     size = check.nonneg("size_bytes", size_bytes)
     _check_algorithm(algorithm)
     if algorithm == "tree" and op != "all_reduce":
         raise ValueError(f"algorithm='tree' is modelled for op='all_reduce' only, got op={op!r}; use 'ring'")
     g = network.gpus_per_node
-    if gpus == 1:
-        return 0.0
     if gpus <= g:
         a, b = alpha_beta_terms(op, gpus, "ring")
-        if algorithm == "tree":
+        if algorithm == "tree" and gpus > 1:
             b = 2.0  # a chain: every GPU sends the whole buffer twice (reduce up, broadcast down)
-        return network.intra_overhead_s + a * network.intra_latency_s + b * size / network.intra_bytes_per_s
+        return CollectiveTime(op, algorithm, size, gpus, 1, network.intra_overhead_s if gpus > 1 else 0.0, int(a),
+                              network.intra_latency_s, 0, network.inter_latency_s, b, network.intra_bytes_per_s)
     if gpus % g:
         raise ValueError(f"gpus={gpus} must be <= {g} or a multiple of gpus_per_node={g} for {network.name}")
     if network.hcas_per_node == 0:
         raise ValueError(f"gpus={gpus}: {network.name} has no compute-fabric adapters (hcas_per_node=0); "
                          f"allowed: at most {g} GPUs")
     nodes = gpus // g
-    bw = network.ring_bytes_per_s
     if algorithm == "tree":
-        hops = 2 * ((g - 1) * network.intra_latency_s + math.ceil(math.log2(nodes)) * network.inter_latency_s)
-        return network.inter_overhead_s + hops + 2.0 * size / bw
+        return CollectiveTime(op, algorithm, size, gpus, nodes, network.inter_overhead_s, 2 * (g - 1),
+                              network.intra_latency_s, 2 * math.ceil(math.log2(nodes)), network.inter_latency_s,
+                              2.0, network.ring_bytes_per_s)
     intra_hops, inter_hops = _hops(op, gpus, nodes)
     _, b = alpha_beta_terms(op, gpus, "ring")
-    return (network.inter_overhead_s + intra_hops * network.intra_latency_s + inter_hops * network.inter_latency_s
-            + b * size / bw)
+    return CollectiveTime(op, algorithm, size, gpus, nodes, network.inter_overhead_s, intra_hops,
+                          network.intra_latency_s, inter_hops, network.inter_latency_s, b, network.ring_bytes_per_s)
+
+
+def nccl_collective_time(op: str, size_bytes: float, gpus: int,
+                         network: fabrics.NodeNetwork = fabrics.DGX_A100, algorithm: str = "ring") -> float:
+    """Time (s) of one collective as NCCL runs it on ``gpus`` GPUs of ``network`` nodes.
+
+    Chapters: *NVLink, NVSwitch and collectives* ("What a tiny all-reduce costs", "Across nodes"),
+    *DGX A100 and the SuperPOD*, *The A100 today*. ``nccl_collective_breakdown(...).total_s``: see
+    :func:`nccl_collective_breakdown` for the terms.
+    """
+    return nccl_collective_breakdown(op, size_bytes, gpus, network, algorithm).total_s
 
 
 def all_reduce_time(size_bytes: float, gpus: int, network: fabrics.NodeNetwork = fabrics.DGX_A100,
@@ -364,7 +459,8 @@ def all_reduce_time(size_bytes: float, gpus: int, network: fabrics.NodeNetwork =
     ``nccl_collective_time("all_reduce", size_bytes, gpus, network, inter_algorithm)``: a ring inside one
     node; across whole nodes a rail-aligned ring (or a tree) at ``network.ring_bytes_per_s``.
     """
-    return nccl_collective_time("all_reduce", size_bytes, gpus, network, inter_algorithm)
+    return nccl_collective_time("all_reduce", size_bytes, gpus, network,
+                                _check_algorithm(inter_algorithm, "inter_algorithm"))
 
 
 def network_collective_time(op: str, size_bytes: float, gpus: int,

@@ -30,7 +30,11 @@ two GPUs). Link rates are read from :mod:`ampere.specs`; each other figure carri
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,7 +46,74 @@ __all__ = [
     "LATENCY_RECORDS", "TINY_SIZE_RANGE_BYTES", "tiny_all_reduce_us", "nvlink_bytes_per_s_per_direction",
     "nvlink_effective_bytes_per_s", "A100_INTRA_BYTES_PER_S", "NodeNetwork", "node_network", "DGX_A100",
     "DGX_H100", "DGX_1_V100", "A100_PCIE_SERVER", "PRESETS", "DGX_A100_INTER_BYTES_PER_S",
+    "MAX_GPUS", "MAX_GPUS_PER_NODE", "MAX_HCAS_PER_NODE", "MAX_LATENCY_S", "MAX_BYTES_PER_S",
 ]
+
+#: The most GPUs a model of this book accepts in one collective or cluster: a million, beyond every cluster
+#: built so far (a bound against typing mistakes such as 10**12, not a physical limit).
+MAX_GPUS = 1_000_000
+#: The most GPUs in one node (or NVLink domain): NVIDIA's NVL72 racks join 72; 1,024 leaves room.
+MAX_GPUS_PER_NODE = 1024
+#: The most compute-fabric adapters in one node (a DGX has 8; 64 leaves room).
+MAX_HCAS_PER_NODE = 64
+#: The longest hop latency or fixed cost of a collective a model accepts: one second (the book's are
+#: microseconds; a second is a unit mistake, not a network).
+MAX_LATENCY_S = 1.0
+#: The fastest link a model accepts, per direction: 100 TB/s (NVLink 5 carries 0.9 TB/s per GPU).
+MAX_BYTES_PER_S = 1e14
+
+
+def _check_fields(obj: Any, *, signed: tuple[str, ...] = (), positive: tuple[str, ...] = (),
+                  maxima: Mapping[str, float] | None = None, allow_empty: tuple[str, ...] | bool = True,
+                  infinite: tuple[str, ...] = ()) -> None:
+    """Validate (and normalise, in place) every field of the frozen dataclass ``obj`` by its annotation.
+
+    The records of the NVLink and SuperPOD chapters (results of their models, rows of their tables) use it
+    in ``__post_init__``: ``int`` fields take integers (never bools or floats), ``float`` fields finite
+    numbers (never bools or strings), ``str`` fields strings, ``bool`` fields booleans, ``X | None`` fields
+    also None, tuples and mappings their container type, other classes an instance of that class. Numbers
+    are >= 0 unless named in ``signed``, > 0 when named in ``positive``, at most ``maxima[name]`` when
+    given; ``infinite`` names the float fields that may be +inf (a cap that does not bind). Strings may be
+    empty unless ``allow_empty`` is False (or a tuple of the fields that may be).
+    Errors name the field (``ValueError``/``TypeError``, :mod:`ampere.check`).
+    """
+    hints = typing.get_type_hints(type(obj))
+    maxima = dict(maxima or {})
+    for f in dataclasses.fields(obj):
+        name, value, kind = f.name, getattr(obj, f.name), hints[f.name]
+        args = typing.get_args(kind)
+        if typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in args:
+            if value is None:
+                continue
+            kind = next(a for a in args if a is not type(None))
+        origin = typing.get_origin(kind) or kind
+        if kind is bool:
+            new = check.boolean(name, value)
+        elif kind is int:
+            new = check.integer(name, value, minimum=None if name in signed else (1 if name in positive else 0),
+                                maximum=maxima.get(name))
+        elif kind is float:
+            new = check.real(name, value, minimum=None if name in signed else 0.0, strict_min=name in positive,
+                             maximum=maxima.get(name), allow_inf=name in infinite)
+            if new == -math.inf:
+                raise ValueError(f"{name} must not be -inf")
+        elif kind is str:
+            empty = allow_empty if isinstance(allow_empty, bool) else name in allow_empty
+            new = check.string(name, value, allow_empty=empty)
+        elif origin in (tuple, list):
+            if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+                raise TypeError(f"{name} must be a tuple or list, got {value!r:.60} ({type(value).__name__})")
+            new = value
+        elif origin in (dict, Mapping) or origin is typing.Mapping:
+            check.mapping(name, value, allow_empty=True)
+            new = value
+        elif isinstance(origin, type):
+            if not isinstance(value, origin):
+                raise TypeError(f"{name} must be a {origin.__name__}, got {value!r:.60} ({type(value).__name__})")
+            new = value
+        else:  # pragma: no cover - an annotation this helper does not know: leave the value as given
+            new = value
+        object.__setattr__(obj, name, new)
 
 #: Fraction of the NVLink line rate NCCL's SM-driven copies carry as payload: 128-byte payloads turn each
 #: link's 25 GB/s per direction into about 20 GB/s (nccl-tests#149, NVIDIA's NCCL maintainer).
@@ -168,25 +239,26 @@ class NodeNetwork:
     inter_overhead_s: float = INTER_OVERHEAD_S  # fixed cost of a collective that spans nodes
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "gpu", specs.get(self.gpu).name)
-        g = check.positive_int("gpus_per_node", self.gpus_per_node)
+        object.__setattr__(self, "gpu", specs.get(check.string("gpu", self.gpu)).name)
+        g = check.bounded_int("gpus_per_node", self.gpus_per_node, 1, MAX_GPUS_PER_NODE,
+                              why="GPUs in one node or NVLink domain")
         object.__setattr__(self, "gpus_per_node", g)
         d = check.positive_int("nvlink_domain", self.nvlink_domain, maximum=g)
         object.__setattr__(self, "nvlink_domain", d)
-        object.__setattr__(self, "intra_bytes_per_s", check.positive("intra_bytes_per_s", self.intra_bytes_per_s))
-        object.__setattr__(self, "intra_latency_s", check.nonneg("intra_latency_s", self.intra_latency_s))
-        h = check.nonneg_int("hcas_per_node", self.hcas_per_node)
+        object.__setattr__(self, "intra_bytes_per_s", check.positive("intra_bytes_per_s", self.intra_bytes_per_s,
+                                                                     maximum=MAX_BYTES_PER_S))
+        h = check.bounded_int("hcas_per_node", self.hcas_per_node, 0, MAX_HCAS_PER_NODE,
+                              why="compute-fabric adapters of one node")
         object.__setattr__(self, "hcas_per_node", h)
-        bw = check.nonneg("hca_bytes_per_s", self.hca_bytes_per_s)
+        bw = check.nonneg("hca_bytes_per_s", self.hca_bytes_per_s, maximum=MAX_BYTES_PER_S)
         if h and bw == 0:
             raise ValueError(f"hca_bytes_per_s must be > 0 when hcas_per_node={h}, got {bw:g}")
         object.__setattr__(self, "hca_bytes_per_s", bw)
-        object.__setattr__(self, "inter_latency_s", check.nonneg("inter_latency_s", self.inter_latency_s))
-        object.__setattr__(self, "intra_overhead_s", check.nonneg("intra_overhead_s", self.intra_overhead_s))
-        object.__setattr__(self, "inter_overhead_s", check.nonneg("inter_overhead_s", self.inter_overhead_s))
-        for name in ("name", "source", "note"):
-            if not isinstance(getattr(self, name), str):
-                raise TypeError(f"{name} must be a string, got {getattr(self, name)!r}")
+        for name in ("intra_latency_s", "inter_latency_s", "intra_overhead_s", "inter_overhead_s"):
+            object.__setattr__(self, name, check.nonneg(name, getattr(self, name), maximum=MAX_LATENCY_S))
+        check.string("name", self.name)
+        for name in ("source", "note"):
+            check.string(name, getattr(self, name), allow_empty=True)
 
     @property
     def inter_bytes_per_s(self) -> float:
@@ -242,7 +314,11 @@ def node_network(gpu: str | specs.GPUSpec = "A100-SXM4-80GB", gpus_per_node: int
     adapter per two GPUs.
     """
     spec = specs.get(gpu)
-    g = check.positive_int("gpus_per_node", gpus_per_node)
+    g = check.bounded_int("gpus_per_node", gpus_per_node, 1, MAX_GPUS_PER_NODE, why="GPUs in one node")
+    h = check.bounded_int("hcas_per_node", hcas_per_node, 0, MAX_HCAS_PER_NODE,
+                          why="compute-fabric adapters of one node")
+    hca_bw = check.nonneg("hca_bytes_per_s", hca_bytes_per_s, maximum=MAX_BYTES_PER_S)
+    name = check.string("name", name, allow_empty=True)
     if nvlink_domain is None:
         if spec.nvlink_bytes_per_s and spec.form_factor.startswith("SXM"):
             nvlink_domain = g
@@ -254,8 +330,8 @@ def node_network(gpu: str | specs.GPUSpec = "A100-SXM4-80GB", gpus_per_node: int
     if d > 1 and not spec.nvlink_bytes_per_s:
         raise ValueError(f"nvlink_domain={d} but {spec.name} has no NVLink; allowed: 1")
     intra = nvlink_effective_bytes_per_s(spec) if d == g and d > 1 else spec.pcie_bytes_per_s * PCIE_EFFICIENCY
-    label = name or f"{g} x {spec.name}, {hcas_per_node} x {hca_bytes_per_s * 8 / 1e9:.0f} Gb/s"
-    return NodeNetwork(label, spec.name, g, d, intra, intra_latency_s, hcas_per_node, hca_bytes_per_s,
+    label = name or f"{g} x {spec.name}, {h} x {hca_bw * 8 / 1e9:.0f} Gb/s"
+    return NodeNetwork(label, spec.name, g, d, intra, intra_latency_s, h, hca_bw,
                        inter_latency_s, note="built by node_network()", intra_overhead_s=intra_overhead_s,
                        inter_overhead_s=inter_overhead_s)
 

@@ -16,6 +16,8 @@ from . import check, results, specs
 __all__ = ["PriceQuote", "quotes", "quote", "hours_for_budget"]
 
 TABLE = "cloud-prices"
+#: The most GPUs in one priced unit (an instance or a node): a bound against typing mistakes.
+MAX_GPUS_PER_UNIT = 1024
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class PriceQuote:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gpu", specs.get(self.gpu).name)
-        object.__setattr__(self, "gpus", check.positive_int("gpus", self.gpus))
+        object.__setattr__(self, "gpus", check.positive_int("gpus", self.gpus, maximum=MAX_GPUS_PER_UNIT))
         low = check.positive("low_usd_per_h", self.low_usd_per_h)
         high = check.positive("high_usd_per_h", self.high_usd_per_h)
         if high < low:
@@ -116,9 +118,11 @@ def quotes(gpu: str | None = None, provider: str | None = None, source: str | No
     if date is not None:
         if not isinstance(date, str):
             raise TypeError(f"date must be a string such as '2023', got {date!r}")
+        if not date:
+            raise ValueError("date must be a non-empty prefix such as '2023', got ''")
         out = tuple(q for q in out if q.date.startswith(date))
     if gpus is not None:
-        n = check.positive_int("gpus", gpus)
+        n = check.positive_int("gpus", gpus, maximum=MAX_GPUS_PER_UNIT)
         out = tuple(q for q in out if q.gpus == n)
     return out
 

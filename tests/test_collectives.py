@@ -208,7 +208,7 @@ def test_hierarchical_bandwidth_term_saturates_and_tree_helps_latency():
 
 
 def test_hierarchical_invalid_inputs():
-    with pytest.raises(ValueError, match="nodes must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="nodes must be an integer from 1 to 1000000 .*, got 0"):
         C.hierarchical_all_reduce_time(1e6, 0)
     with pytest.raises(ValueError, match="gpus_per_node"):
         C.hierarchical_all_reduce_time(1e6, 2, gpus_per_node=0)
@@ -302,3 +302,41 @@ def test_overhead_is_paid_once_and_validated():
     assert parts.total_s == pytest.approx(bare.total_s + 10e-6) and bare.overhead_s == 0.0
     assert C.hierarchical_all_reduce_time(1e9, 1, overhead_s=5e-6) == pytest.approx(
         C.hierarchical_all_reduce_time(1e9, 1) + 5e-6)
+
+
+def test_nccl_breakdown_is_the_time_term_by_term():
+    d = F.DGX_A100
+    for op, gpus in (("all_reduce", 8), ("all_reduce", 64), ("all_gather", 16), ("reduce_scatter", 4)):
+        for algo in (("ring", "tree") if op == "all_reduce" else ("ring",)):
+            b = C.nccl_collective_breakdown(op, 1e8, gpus, d, algo)
+            assert isinstance(b, C.CollectiveTime)
+            assert b.total_s == pytest.approx(C.nccl_collective_time(op, 1e8, gpus, d, algo))
+            assert b.total_s == pytest.approx(b.latency_s + b.bandwidth_s)
+            assert 0 < b.latency_fraction < 1
+            assert b.busbw_bytes_per_s == pytest.approx(C.bus_bandwidth(op, 1e8 / b.total_s, gpus))
+    ring = C.nccl_collective_breakdown("all_reduce", 1e9, 64)
+    assert (ring.nodes, ring.intra_hops, ring.inter_hops, ring.traffic) == (8, 2 * 63 - 14, 14, 2 * 63 / 64)
+    assert ring.bus_bytes_per_s == d.ring_bytes_per_s
+    tree = C.nccl_collective_breakdown("all_reduce", 1e9, 64, algorithm="tree")
+    assert (tree.intra_hops, tree.inter_hops, tree.traffic) == (14, 6, 2.0)
+    one = C.nccl_collective_breakdown("all_reduce", 1e9, 1)
+    assert one.total_s == 0.0 and one.busbw_bytes_per_s == 0.0 and one.latency_fraction == 0.0
+
+
+def test_collective_time_records_refuse_bad_fields():
+    good = dict(op="all_reduce", algorithm="ring", size_bytes=1e6, gpus=8, nodes=1, overhead_s=8e-6, intra_hops=14,
+                intra_hop_s=6e-7, inter_hops=0, inter_hop_s=5e-6, traffic=1.75, bus_bytes_per_s=240e9)
+    assert C.CollectiveTime(**good).total_s > 0
+    for field, bad, error in (("gpus", 0, ValueError), ("gpus", 2.0, TypeError), ("size_bytes", -1.0, ValueError),
+                              ("traffic", 3.0, ValueError), ("nodes", 9, ValueError), ("op", "alltoall", ValueError),
+                              ("overhead_s", 2.0, ValueError), ("bus_bytes_per_s", 0.0, ValueError)):
+        with pytest.raises(error, match=field):
+            C.CollectiveTime(**{**good, field: bad})
+    with pytest.raises(ValueError, match="gpus"):
+        C.nccl_collective_breakdown("all_reduce", 1e6, 10**12)
+    with pytest.raises(ValueError, match="latency_s"):
+        C.collective_time("all_reduce", 1e6, 8, 240e9, 5.0)
+    with pytest.raises(ValueError, match="intra_latency_s"):
+        C.hierarchical_all_reduce_time(1e6, 2, intra_latency_s=-1.0)
+    with pytest.raises(ValueError, match="nodes"):
+        C.AllReducePhases(1e6, 0, 8, 1e-3, 1e-3, 1e-3)

@@ -51,9 +51,9 @@ def test_pcie_nodes_and_bridged_pairs():
 
 
 @pytest.mark.parametrize("kwargs,error,match", [
-    (dict(gpus_per_node=0), ValueError, "gpus_per_node must be an integer >= 1"),
+    (dict(gpus_per_node=0), ValueError, "gpus_per_node must be an integer from 1 to 1024"),
     (dict(gpus_per_node=8.0), TypeError, "gpus_per_node must be an integer"),
-    (dict(hcas_per_node=-1), ValueError, "hcas_per_node must be an integer >= 0"),
+    (dict(hcas_per_node=-1), ValueError, "hcas_per_node must be an integer from 0 to 64"),
     (dict(hca_bytes_per_s=0.0), ValueError, "hca_bytes_per_s must be > 0 when hcas_per_node=8"),
     (dict(nvlink_domain=9), ValueError, "nvlink_domain must be an integer <= 8"),
     (dict(intra_latency_s=float("nan")), ValueError, "intra_latency_s must be a finite number"),

@@ -94,6 +94,37 @@ ACCEPT.update({
 ACCEPT.update({("ampere.timing.Measurement.rate", "amount", k): "any amount of work (FLOP, bytes) >= 0"
                for k in ("zero", "huge")})
 
+# --- ampere.architecture and ampere.numerics (phase 3, ch-arch): inputs that are valid although they look bad
+_A, _N = "ampere.architecture", "ampere.numerics"
+ACCEPT.update({
+    **{(f"{_A}.die.{f}", a, "zero"): why for f in ("harvest_yield", "harvest_shortfall")
+       for a, why in (("needed", "needing no working unit is certain (yield 1, shortfall 0)"),
+                      ("unit_defect_probability", "a perfect process: every unit works"))},
+    (f"{_A}.cache.l2_read_bandwidth", "size_bytes", "huge"): "a working set far beyond L2 reads at the DRAM plateau",
+    **{(f"{_A}.roofline.{f}", a, "huge"): "any positive rate, size or intensity: the roofline formulas hold"
+       for f, a in (("ridge_point", "bytes_per_s"), ("matmul_intensity", "m"), ("matmul_intensity", "n"),
+                    ("matmul_intensity", "k"), ("attainable_flops", "intensity"),
+                    ("attainable_flops", "bytes_per_s"), ("roofline_curve", "hi"),
+                    ("roofline_curve", "bytes_per_s"))},
+    (f"{_A}.execution.divergence_expected", "p_taken", "zero"): "a branch never taken is a probability",
+    **{(f"{_A}.execution.divergence_expected", a, k): "an empty branch (0 cycles) or a long one is valid"
+       for a in ("cycles_taken", "cycles_other") for k in ("zero", "huge")},
+    (f"{_A}.execution.issue_utilization", "warps_per_sm", "zero"): "an SM with no resident warp issues nothing: 0",
+    **{(f"{_A}.measure.matmul_sweep", a, "zero"): "no warm-up / no minimum time on request (as timing.benchmark)"
+       for a in ("warmup_s", "min_time_s")},
+    **{(f"{_N}.measure.measure_throughput", a, "zero"): "no warm-up / no minimum time on request (as timing.benchmark)"
+       for a in ("warmup_s", "min_time_s")},
+    (f"{_N}.torch_rounding.torch_agreement", "seed", "zero"): "seed 0 is a seed",
+    **{(q, "seed", "huge"): "any non-negative integer seeds the generator (torch.Generator: bounded at 2**63 - 1)"
+       for q in (f"{_N}.torch_rounding.torch_agreement", f"{_N}.matmul_error.error_vs_k",
+                 f"{_N}.matmul_error.accumulation_error_curve", f"{_N}.dynamic_range.gradient_like_values",
+                 f"{_N}.measure.compare_tf32_with_emulation", f"{_N}.measure.tf32_conversion_probe")},
+    (f"{_N}.matmul_error.probabilistic_confidence", "k", "huge"): "a dot product of 10**12 terms has a confidence",
+    **{(f"{_N}.dynamic_range.gradient_like_values", a, k): "a decade exponent: 10**0 and 10**-1 are magnitudes"
+       for a in ("log10_low", "log10_high", "log10_mean") for k in ("zero", "negative")},
+    (f"{_N}.throughput.printed_interval", "value", "huge"): "any positive printed number",
+})
+
 # --- specs, hbm, kernels (group B, p3-hbmk): inputs that look bad but are valid, each with its reason ---------
 _HBM, _K = "ampere.hbm", "ampere.kernels"
 _LARGE = "a result may hold any large finite figure (10**12 bytes, B/s or s is a real size); bounded at 1e30"
@@ -272,6 +303,93 @@ SKIP_ARGS: dict[tuple[str, str], str] = {
 SKIP_CALLABLES: dict[str, str] = {
     "ampere.benchcli.BenchParser": "argparse.ArgumentParser's constructor; its parse_args is tested in tests/",
 }
+
+# --- NVLink and SuperPOD chapters (ampere.collectives, fabrics, pricing, interconnect, cluster) -----------
+_C, _F, _IC, _CL = "ampere.collectives", "ampere.fabrics", "ampere.interconnect", "ampere.cluster"
+_MODEL_SIZE = "a model's size in bytes is any real number >= 0 (680e6, 2.5; 10**12 bytes is 1 TB)"
+_MODEL_RATE = "a rate up to the 1e14 B/s bound is a link (10**12 B/s is 1 TB/s per direction)"
+_ZERO_LAT = "no latency or fixed cost is the textbook model (zero is valid)"
+_RECORD = "a record of computed or published figures: any finite non-negative value is representable"
+_FREE = "free text"
+ACCEPT.update({
+    **{(f"{_C}.{f}", "size_bytes", k): _MODEL_SIZE for f in ("algorithm_bandwidth", "collective_time",
+       "hierarchical_all_reduce_time", "hierarchical_all_reduce_breakdown", "AllReducePhases")
+       for k in ("zero", "huge", "float")},
+    (f"{_C}.algorithm_bandwidth", "time_s", "huge"): "any positive time",
+    **{(f"{_C}.bus_bandwidth", "algbw_bytes_per_s", k): _MODEL_RATE + "; zero is a collective that moved nothing"
+       for k in ("zero", "huge")},
+    **{(f"{_C}.{f}", "link_bytes_per_s", "huge"): _MODEL_RATE for f in ("collective_time", "ring_tree_crossover_bytes")},
+    (f"{_C}.collective_time", "link_bytes_per_s", "inf"): "documented: inf is a link without a bandwidth limit (what "
+                                                          "a fit with beta = 0 gives)",
+    **{(f"{_C}.{f}", a, "zero"): _ZERO_LAT for f in ("collective_time", "ring_tree_crossover_bytes")
+       for a in ("latency_s",)},
+    **{(f"{_C}.{f}", a, "huge"): _MODEL_RATE for f in ("hierarchical_all_reduce_time",
+       "hierarchical_all_reduce_breakdown") for a in ("intra_bytes_per_s", "inter_bytes_per_s")},
+    **{(f"{_C}.{f}", a, "zero"): _ZERO_LAT for f in ("hierarchical_all_reduce_time",
+       "hierarchical_all_reduce_breakdown") for a in ("intra_latency_s", "inter_latency_s")},
+    **{(f"{_C}.AllReducePhases", a, k): _RECORD for a in ("reduce_scatter_s", "inter_all_reduce_s", "all_gather_s",
+       "overhead_s") for k in ("zero", "huge")},
+    (f"{_F}.NodeNetwork", "name", "unknown"): _FREE,
+    (f"{_F}.node_network", "name", "unknown"): _FREE + " (empty: a name made from the parts)",
+    **{(f"{_F}.{f}", a, "huge"): _MODEL_RATE for f in ("NodeNetwork", "node_network")
+       for a in ("intra_bytes_per_s", "hca_bytes_per_s")},
+    **{(f"{_F}.{f}", a, "zero"): _ZERO_LAT for f in ("NodeNetwork", "node_network")
+       for a in ("intra_latency_s", "inter_latency_s", "intra_overhead_s", "inter_overhead_s")},
+    **{(f"{_F}.{f}", "hcas_per_node", "zero"): "a single box without a compute fabric"
+       for f in ("NodeNetwork", "node_network")},
+    **{("ampere.pricing.hours_for_budget", a, "huge"): "any positive amount of money is arithmetic"
+       for a in ("budget_usd", "low_usd_per_h", "high_usd_per_h")},
+    **{(f"{_IC}.protocols.Protocol", a, "zero"): _ZERO_LAT for a in ("base_latency_s", "nvlink_hop_s", "net_hop_s")},
+    **{(f"{_IC}.protocols.Protocol", a, k): "documented: inf is no cap; any positive cap is a rate"
+       for a in ("busbw_cap", "per_channel_cap") for k in ("inf", "huge")},
+    **{(f"{_IC}.protocols.best_protocol", "size_bytes", k): _MODEL_SIZE for k in ("zero", "huge", "float")},
+    **{(f"{_IC}.protocols.{f}", a, "huge"): _MODEL_RATE for f, a in (
+        ("best_protocol", "link_bytes_per_s"), ("switch_points", "link_bytes_per_s"),
+        ("channels_needed", "busbw_bytes_per_s"), ("channels_needed", "per_channel_bytes_per_s"))},
+    (f"{_IC}.innetwork.all_reduce_busbw_bound", "link_bytes_per_s", "huge"): _MODEL_RATE,
+    **{(f"{_IC}.ncclog.Connection", a, "zero"): "channel 0 and rank 0 exist" for a in ("channel", "src", "dst")},
+    (f"{_IC}.ncclog.Connection", "transport", "unknown"): _FREE + " (what the log prints)",
+    **{(f"{_IC}.ncclog.NcclLog", a, "unknown"): _FREE + " (what the log prints)" for a in ("version", "network")},
+    (f"{_IC}.ncclog.parse_nccl_log", "lines", "unknown"): "a one-line log that names nothing parses to an empty log",
+    (f"{_IC}.ncclog.parse_nccl_log", "lines", "empty"): "an empty log parses to an empty NcclLog",
+    **{(f"{_CL}.{f}", "optical_tiers", "empty"): "no optical tier: every cable copper, no transceiver"
+       for f in ("fabric.fat_tree", "pod.superpod")},
+    (f"{_CL}.fabric.fat_tree", "port_bytes_per_s", "huge"): _MODEL_RATE,
+    (f"{_CL}.pod.superpod", "switch_power_w", "zero"): "leaves the switches' power out of the total",
+    **{(f"{_CL}.references.ReferenceDesign", a, k): _FREE for a in ("name", "system", "switch", "counts_table",
+       "counts_where", "switch_source") for k in ("unknown", "empty")},
+    (f"{_CL}.references.ReferenceDesign", "where", "empty"): _FREE,
+    (f"{_CL}.references.ReferenceDesign", "port_bytes_per_s", "huge"): _MODEL_RATE,
+    (f"{_CL}.references.ReferenceDesign", "year", "none"): "documented: None when the document gives no year",
+    **{(f"{_CL}.published.Top500Entry", a, "unknown"): _FREE for a in ("system", "list_name")},
+    **{(f"{_CL}.published.Top500Entry", a, "huge"): _RECORD for a in ("rmax_flops", "rpeak_flops", "power_w",
+                                                                       "green500_flops_per_w")},
+    **{(f"{_CL}.published.Top500Entry", a, "none"): "documented: None where the list entry gives no figure"
+       for a in ("rpeak_flops", "power_w", "top500_rank", "green500_rank", "green500_flops_per_w")},
+    **{(f"{_CL}.allreduce.{f}", "params", "huge"): "10**12 parameters: a trillion-parameter model exists"
+       for f in ("pod_all_reduce", "serial_all_reduce")},
+    **{(f"{_CL}.allreduce.rail_all_reduce", "size_bytes", k): _MODEL_SIZE for k in ("zero", "huge", "float")},
+    **{(f"{_CL}.allreduce.all_reduce_checks", "size_bytes", k): _MODEL_SIZE + " (at most 2**40)"
+       for k in ("huge", "float")},
+    **{(f"{_CL}.costs.Ownership", a, k): "any non-negative amount of money is arithmetic (zero: a machine "
+       "already paid for, free power, no staff)" for a in ("capex_usd", "opex_usd_per_year", "electricity_usd_per_kwh")
+       for k in ("zero", "huge") if not (a == "electricity_usd_per_kwh" and k == "huge")},
+    (f"{_CL}.costs.Ownership", "max_power_w", "zero"): "leaves electricity out",
+    (f"{_CL}.costs.Ownership", "busy_power_fraction", "zero"): "leaves electricity out",
+    **{(f"{_CL}.costs.{f}", "cloud_usd_per_gpu_hour", "huge"): "any positive price is arithmetic"
+       for f in ("break_even_utilization", "break_even")},
+    **{(f"{_CL}.costs.BreakEven", a, k): _RECORD + "; documented: utilization may be inf (energy alone costs more)"
+       for a, k in (("price_usd_per_gpu_hour", "huge"), ("utilization", "zero"), ("utilization", "huge"),
+                    ("utilization", "inf"), ("own_usd_per_gpu_hour_at_full_use", "huge"))},
+    **{(f"{_CL}.costs.round_sig", "value", k): "any finite number rounds" for k in ("zero", "negative", "huge")},
+    **{(f"{_CL}.costs.training_energy_j", a, k): "arithmetic: no time or no power is no energy; 10**12 s is long, "
+       "not wrong" for a, k in (("seconds", "zero"), ("seconds", "huge"), ("power_per_node_w", "zero"))},
+})
+SKIP_ARGS.update({
+    (f"{_IC}.bench.bench_main", "argv"): "an empty argv runs the whole benchmark (tens of seconds on a CPU): a valid "
+                                         "run, not a hang; tests/test_benches_cpu.py and tests/interconnect run it",
+})
+
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -7,11 +7,13 @@ Chapter: *Architecture of the GA100* (book/architecture.ipynb). Everything here 
 The package, one file per concern:
 
 * ``die.py`` — the die layout of a product (enabled TPCs), the full-die L2, harvesting yield (pure);
+* ``cache.py`` — the L2 as measured: the published sweeps read as resident footprint and plateau bandwidth (pure);
 * ``peaks.py`` — per-SM resources, the peak tables derived beside the datasheet, ``validate specs`` (pure);
 * ``roofline.py`` — arithmetic intensity, ridge points, attainable FLOP/s, the roofline curve (pure);
 * ``execution.py`` — warps and SIMT, the schedulers, branch divergence, latency hiding (Little's law) and the
   resident warps a kernel's registers and shared memory allow (pure);
-* ``quantization.py`` — the tile and wave staircase, the launch-overhead roof, steps of many small kernels (pure);
+* ``quantization.py`` — the tile and wave staircase, the launch-overhead roof (the published launch floors), steps
+  of many small kernels (pure);
 * ``capabilities.py`` — what each reader environment can measure (the introduction's table; pure);
 * ``measure.py`` — the matmul sweep (torch inside), recorded results, the BF16 target, ``bench matmul``;
 * ``matmul_view.py`` — measured, recorded and published matmuls beside the dense peak (:func:`show_matmul`);
@@ -25,7 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..gemm import peak_precision_for, wave_efficiency  # noqa: F401  (transitional aliases)
+from ..gemm import peak_precision_for, wave_efficiency  # noqa: F401  (transitional aliases: use ampere.gemm)
+from .cache import l2_read_bandwidth, l2_summary, l2_sweep
 from .capabilities import capability_markdown, capability_rows
 from .claims import claims_rows
 from .die import DieLayout, die_layout, full_die_l2_bytes, harvest_shortfall, harvest_yield
@@ -39,20 +42,26 @@ from .measure import (BF16_TARGET_PCT, MATMUL_PRECISIONS, bench_main, bf16_peak_
                       staircase_sweep)
 from .peaks import (CATALOGUE_ORDER, GENERATIONS, catalogue_peaks, datasheet_notes, peak_rows, peak_table,
                     sm_resources, sm_table, validate_datasheets)
-from .quantization import launch_overhead_s, overhead_step_time, staircase, staircase_sizes, three_roofs
+from .quantization import (launch_overhead_s, launch_overheads, overhead_step_time, staircase, staircase_sizes,
+                           three_roofs)
 from .roofline import attainable_flops, matmul_intensity, ridge_point, ridge_points, roofline_curve
 
 __all__ = [
-    "DieLayout", "die_layout", "draw_die", "sm_resources", "peak_rows", "validate_datasheets", "ridge_point",
-    "matmul_intensity", "attainable_flops", "ridge_points", "roofline_curve", "harvest_yield", "harvest_shortfall",
-    "capability_rows", "capability_markdown", "wave_efficiency", "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep",
-    "matmul_records", "bench_main", "peak_precision_for", "bf16_peak_check",
-    "BF16_TARGET_PCT",
+    # the die, the SM and the peaks
+    "DieLayout", "die_layout", "draw_die", "plot_dies", "full_die_l2_bytes", "harvest_yield", "harvest_shortfall",
+    "plot_harvest", "sm_resources", "sm_table", "GENERATIONS", "CATALOGUE_ORDER", "peak_rows", "peak_table",
+    "catalogue_peaks", "datasheet_notes", "validate_datasheets", "capability_rows", "capability_markdown",
+    # the L2 as measured, and the roofline
+    "l2_sweep", "l2_summary", "l2_read_bandwidth", "ridge_point", "matmul_intensity", "attainable_flops",
+    "ridge_points", "roofline_curve", "plot_roofline",
     # the execution model and the quantisation lessons
     "WARP_SIZE", "issue_model", "branch_cycles", "divergence_expected", "arithmetic_latency_cycles", "warps_to_hide",
-    "issue_utilization", "resident_warps", "launch_overhead_s", "staircase", "three_roofs", "overhead_step_time",
-    "plot_divergence", "plot_occupancy", "plot_latency_hiding", "plot_staircase", "plot_three_roofs",
-    "staircase_sweep", "staircase_sizes", "show_staircase",
+    "issue_utilization", "resident_warps", "launch_overhead_s", "launch_overheads", "staircase", "three_roofs",
+    "overhead_step_time", "plot_divergence", "plot_occupancy", "plot_latency_hiding", "plot_staircase",
+    "plot_three_roofs", "staircase_sweep", "staircase_sizes", "show_staircase",
+    # real matmuls against the peak, and the claims
+    "PUBLISHED_MATMUL", "MATMUL_PRECISIONS", "matmul_sweep", "matmul_records", "bench_main", "bf16_peak_check",
+    "BF16_TARGET_PCT", "matmul_points", "published_matmul_table", "show_matmul", "claims_rows",
 ]
 
 

@@ -13,6 +13,11 @@ from dataclasses import dataclass
 
 from .. import check, specs
 
+#: Bounds of a die layout: no NVIDIA die so far has more than 8 GPCs of 9 TPCs (GH100: 8 x 9); the limits
+#: leave room and keep a layout small.
+_MAX_GPCS, _MAX_TPCS_PER_GPC = 16, 16
+#: Units a harvesting yield sums over (the binomial sum loops over every unit): far above any die's SM count.
+_MAX_UNITS = 10_000
 
 @dataclass(frozen=True)
 class DieLayout:
@@ -26,6 +31,12 @@ class DieLayout:
 
     spec_name: str
     tpcs: tuple[tuple[bool, ...], ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec_name", check.gpu("DieLayout.spec_name", self.spec_name))
+        gpcs = check.sequence("DieLayout.tpcs", self.tpcs, lambda name, row: tuple(
+            check.sequence(name, row, check.boolean, max_len=_MAX_TPCS_PER_GPC)), max_len=_MAX_GPCS)
+        object.__setattr__(self, "tpcs", tuple(gpcs))
 
     @property
     def gpcs(self) -> int:
@@ -79,8 +90,8 @@ def full_die_l2_bytes(gpu: str | specs.GPUSpec = "A100-SXM4-80GB", slices_per_co
     Chapter: *Architecture of the GA100*, "The 40 MiB L2, and why it matters".
     """
     spec = specs.get(gpu)
-    per = check.positive_int("slices_per_controller", slices_per_controller) * check.positive_int("slice_bytes",
-                                                                                                  slice_bytes)
+    per = (check.bounded_int("slices_per_controller", slices_per_controller, 1, 64, why="the GA100 has 8")
+           * check.bounded_int("slice_bytes", slice_bytes, 1, 2**30, why="the GA100's slices are 512 KB"))
     stacks = spec.memory_stacks or 0
     if not stacks or spec.chip != "GA100":
         raise ValueError(f"gpu={spec.name!r}: the slice rule is the GA100 whitepaper's; give a GA100 product")
@@ -102,10 +113,24 @@ def harvest_yield(units: int, needed: int, unit_defect_probability: float) -> fl
     share of the die) fails independently with ``unit_defect_probability``; ``needed=units`` is a die
     with no spare. Chapter: *Architecture of the GA100*, "Why 108 of 128".
     """
-    units = check.nonneg_int("units", units)
-    needed = check.nonneg_int("needed", needed, maximum=units)
-    q = check.fraction("unit_defect_probability", unit_defect_probability)
-    return float(sum(math.comb(units, k) * (1 - q) ** k * q ** (units - k) for k in range(needed, units + 1)))
+    units, needed, q = _harvest_args(units, needed, unit_defect_probability)
+    return min(1.0, float(sum(_binomial(units, k, q) for k in range(needed, units + 1))))
+
+
+def _harvest_args(units: int, needed: int, unit_defect_probability: float) -> tuple[int, int, float]:
+    units = check.bounded_int("units", units, 0, _MAX_UNITS, why="the binomial sum loops over every unit")
+    needed = check.nonneg_int("needed", needed)
+    if needed > units:
+        raise ValueError(f"needed={needed} must be at most units={units} (no die has more working units than units)")
+    return units, needed, check.fraction("unit_defect_probability", unit_defect_probability)
+
+
+def _binomial(n: int, k: int, q: float) -> float:
+    """P(exactly k of n units work) when each fails with probability q; 0.0 where the float underflows."""
+    if q == 0.0 or q == 1.0:
+        return float(k == (n if q == 0.0 else 0))
+    log_p = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log1p(-q) + (n - k) * math.log(q)
+    return math.exp(log_p) if log_p > -745 else 0.0
 
 
 def harvest_shortfall(units: int, needed: int, unit_defect_probability: float) -> float:
@@ -115,6 +140,5 @@ def harvest_shortfall(units: int, needed: int, unit_defect_probability: float) -
 
     Chapter: *Architecture of the GA100*, "Why sell a 128-SM die as a 108-SM part?".
     """
-    harvest_yield(units, needed, unit_defect_probability)  # validates the arguments
-    units, needed, q = int(units), int(needed), float(unit_defect_probability)
-    return float(sum(math.comb(units, k) * (1 - q) ** k * q ** (units - k) for k in range(0, needed)))
+    units, needed, q = _harvest_args(units, needed, unit_defect_probability)
+    return min(1.0, float(sum(_binomial(units, k, q) for k in range(0, needed))))

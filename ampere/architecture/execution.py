@@ -75,11 +75,12 @@ def branch_cycles(lanes_per_path: Sequence[int], cycles_per_path: Sequence[float
 
     Chapter: *Architecture of the GA100*, "Branch divergence".
     """
-    if len(lanes_per_path) != len(cycles_per_path) or not 1 <= len(lanes_per_path) <= WARP_SIZE:
-        raise ValueError(f"lanes_per_path and cycles_per_path must have the same length, 1 to {WARP_SIZE}; got "
-                         f"{len(lanes_per_path)} and {len(cycles_per_path)}")
-    lanes = [check.nonneg_int("lanes_per_path", n, maximum=WARP_SIZE) for n in lanes_per_path]
-    cost = [check.nonneg("cycles_per_path", c) for c in cycles_per_path]
+    lanes = check.sequence("lanes_per_path", lanes_per_path,
+                           lambda name, n: check.nonneg_int(name, n, maximum=WARP_SIZE), max_len=WARP_SIZE)
+    cost = check.sequence("cycles_per_path", cycles_per_path, check.nonneg, max_len=WARP_SIZE)
+    if len(lanes) != len(cost):
+        raise ValueError(f"lanes_per_path and cycles_per_path must have the same length; got {len(lanes)} and "
+                         f"{len(cost)}")
     if sum(lanes) != WARP_SIZE:
         raise ValueError(f"lanes_per_path must add up to the warp size {WARP_SIZE}; got {sum(lanes)}")
     cycles = sum(c for n, c in zip(lanes, cost) if n > 0)
@@ -106,7 +107,10 @@ def divergence_expected(p_taken: float, cycles_taken: float, cycles_other: float
     if coherent:
         cycles = ideal
     else:
-        cycles = a * (1 - (1 - p) ** WARP_SIZE) + b * (1 - p ** WARP_SIZE)
+        # 1 - (1-p)^32 and 1 - p^32 without cancellation when p is tiny or close to 1
+        some_take_a = -math.expm1(WARP_SIZE * math.log1p(-p)) if p < 1 else 1.0
+        some_take_b = -math.expm1(WARP_SIZE * math.log(p)) if p > 0 else 1.0
+        cycles = a * some_take_a + b * some_take_b
     return {"cycles": cycles, "slowdown": cycles / ideal if ideal else 1.0}
 
 

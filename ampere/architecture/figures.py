@@ -29,9 +29,11 @@ def draw_die(ax: Any, gpu: str | specs.GPUSpec, title: bool = True) -> DieLayout
     """
     from matplotlib.patches import Rectangle
 
-    from ..plots import gpu_color
+    from ..plots import axes, gpu_color
 
+    axes("ax", ax, "add_patch")
     spec = specs.get(gpu)
+    title = check.boolean("title", title)
     layout = die_layout(spec)
     color = gpu_color(spec.name)
     cols = math.ceil(layout.gpcs / 2)
@@ -76,6 +78,10 @@ def draw_die(ax: Any, gpu: str | specs.GPUSpec, title: bool = True) -> DieLayout
 
 def plot_dies(axes: Sequence[Any], gpus: Sequence[str] = GENERATIONS) -> list[DieLayout]:
     """One die per axis (:func:`draw_die`). Chapter: *Architecture of the GA100*, "From a die to a product"."""
+    from ..plots import axes as _axes
+
+    gpus = check.gpus("gpus", gpus, max_len=16)
+    axes = check.sequence("axes", axes, lambda name, a: _axes(name, a, "add_patch"), max_len=16)
     if len(axes) != len(gpus):
         raise ValueError(f"axes has {len(axes)} panels for {len(gpus)} GPUs; give one axis per GPU")
     return [draw_die(ax, g) for ax, g in zip(axes, gpus)]
@@ -90,8 +96,10 @@ def plot_harvest(ax: Any, units: int = 128, needed: Sequence[int] = (128, 120, 1
 
     from .. import plots
 
-    units = check.positive_int("units", units)
-    needs = [check.integer("needed", n, minimum=0, maximum=units) for n in needed]
+    plots.axes("ax", ax)
+    units = check.bounded_int("units", units, 1, 10_000, why="the binomial sum loops over every unit")
+    needs = check.sequence("needed", needed, lambda name, n: check.integer(name, n, minimum=0, maximum=units),
+                           max_len=5)
     q = np.linspace(0.0, check.fraction("q_max", q_max, allow_zero=False), 101)
     product = min(needs)
     for n, style in zip(needs, ("-", "--", "-", ":", "-.")):
@@ -116,7 +124,15 @@ def plot_roofline(ax: Any, gpu: str | specs.GPUSpec = "A100-SXM4-80GB",
     """
     from .. import plots, views
 
+    plots.axes("ax", ax, "loglog")
     spec = specs.get(gpu)
+    precisions = check.names("precisions", precisions, specs.PRECISIONS, max_len=4)
+    unsupported = [p for p in precisions if not spec.supports(p)]
+    if unsupported:
+        raise ValueError(f"precisions {unsupported} are not supported on {spec.name}; allowed: "
+                         f"{', '.join(spec.precisions())}")
+    l2 = check.boolean("l2", l2)
+    sizes = check.sequence("sizes", sizes, lambda name, n: check.positive_int(name, n, maximum=2**20), max_len=64)
     for precision, style in zip(precisions, ("-", "--", ":", "-.")):
         x, y = roofline_curve(spec, precision, lo=0.5, hi=2e4)
         ax.loglog(x, y / 1e12, style, color=plots.gpu_color(spec.name),
@@ -162,7 +178,10 @@ def show_staircase(info: Any, *, measure: bool | None = None, m: int = 1536, k: 
     run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
     spec = getattr(info, "spec", None) if getattr(info, "backend", "cpu") == "cuda" else None
     gpu = spec.name if isinstance(spec, specs.GPUSpec) else "A100-SXM4-80GB"
-    ns = list(ns) if ns is not None else staircase_sizes()
+    ns = staircase_sizes() if ns is None else check.sequence(
+        "ns", ns, lambda name, n: check.positive_int(name, n, maximum=65536), max_len=2000)
+    m, k = check.positive_int("m", m, maximum=65536), check.positive_int("k", k, maximum=65536)
+    precision = check.one_of("precision", precision, ("fp32", "tf32", "bf16", "fp16", "fp64"))
     measured = staircase_sweep(ns, m, k, precision, info=info) if run else []
     fig, ax = plots.figure("full")
     model = plot_staircase(ax, gpu, ns, m, k, precision, measured=measured,

@@ -60,6 +60,18 @@ def _superseded(rec: Any) -> bool:
     return rec.id.startswith("mamf-v1-")
 
 
+def _sweep_row(name: str, row: Any) -> dict[str, Any]:
+    """A record of :func:`matmul_sweep`: a mapping with ``n``, ``precision`` and a finite ``tflops``."""
+    row = check.mapping(name, row)
+    if not {"n", "precision", "tflops"} <= set(row):
+        raise ValueError(f"{name} must have the keys 'n', 'precision' and 'tflops' (a matmul_sweep record), "
+                         f"got {sorted(row)}")
+    check.positive_int(f"{name}['n']", row["n"])
+    check.nonneg(f"{name}['tflops']", row["tflops"])
+    check.optional(check.positive, f"{name}['peak_tflops']", row.get("peak_tflops"))
+    return row
+
+
 def matmul_points(info: Any = None, sweep: Sequence[dict[str, Any]] | None = None, min_n: int = 4096) -> list[Any]:
     """Real matmul throughput beside the dense peak, best evidence first: ``sweep`` (measured here), results
     recorded on real GPUs (``ampere/data``), then published measurements (:func:`ampere.gemm.published_matmul`,
@@ -68,8 +80,11 @@ def matmul_points(info: Any = None, sweep: Sequence[dict[str, Any]] | None = Non
     """
     from .. import results, views
 
-    min_n = check.positive_int("min_n", min_n)
+    min_n = check.positive_int("min_n", min_n, maximum=2**20)
+    sweep = check.sequence("sweep", sweep, _sweep_row, min_len=0, max_len=10_000) if sweep is not None else []
     pts = []
+    if info is not None and not callable(getattr(info, "label", None)):
+        raise TypeError(f"info must be a DeviceInfo (ampere.device.device_info()) or None, got {type(info).__name__}")
     gpu = (getattr(info, "spec_name", None) or info.label()) if info is not None else "this GPU"
     for r in sweep or ():
         if r["n"] >= min_n:
@@ -127,6 +142,7 @@ def show_matmul(info: Any, *, measure: bool | None = None, sizes: Sequence[int] 
     from .. import tables, views
 
     run = getattr(info, "backend", "cpu") == "cuda" if measure is None else check.boolean("measure", measure)
+    sizes = check.sequence("sizes", sizes, lambda name, n: check.positive_int(name, n, maximum=65536), max_len=8)
     sweep = None
     if run:
         precisions = ["fp32", "fp16"] + [p for p, ok in (("tf32", info.tf32), ("bf16", info.bf16_tensor)) if ok]

@@ -21,12 +21,31 @@ MATMUL_PRECISIONS: dict[str, tuple[str, bool]] = {
 }
 
 
-def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
+#: The sweep's sizes on a GPU, and on a CPU (where it tests the code path, not a GPU).
+GPU_SIZES, CPU_SIZES = (256, 512, 1024, 2048, 4096, 8192), (64, 128)
+#: Largest square size the sweep times: a 65536^2 FP64 matrix is 32 GiB (three of them at once).
+MAX_SIZE = 65536
+
+
+def _sizes(name: str, sizes: Sequence[int] | None, dev: Any) -> list[int]:
+    """``sizes`` checked (1 to 64 sizes, each 1..MAX_SIZE), or the default for the device's type."""
+    if sizes is None:
+        return list(GPU_SIZES if dev.type == "cuda" else CPU_SIZES)
+    return check.sequence(name, sizes, lambda n, v: check.positive_int(n, v, maximum=MAX_SIZE), max_len=64)
+
+
+def _timing(warmup_s: float, min_time_s: float, max_time_s: float) -> None:
+    for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
+        check.nonneg(name, v, maximum=600.0)
+
+
+def matmul_sweep(sizes: Sequence[int] | None = None,
                  precisions: Sequence[str] = ("fp32", "tf32", "bf16", "fp16"), device: Any = None,
                  warmup_s: float = 1.0, min_time_s: float = 0.2, max_time_s: float = 5.0,
                  progress: Any = None, info: Any = None) -> list[dict[str, Any]]:
     """Time square matmuls C = A @ B (n x n x n) for every size and precision on ``device``.
 
+    ``sizes`` defaults to 256 ... 8192 on a GPU and to 64 and 128 on a CPU (:data:`GPU_SIZES`, :data:`CPU_SIZES`).
     FLOPs = 2n^3 (:func:`ampere.gemm.matmul_flops`). Inputs are random normal (never zeros: clocks under a
     power limit depend on the data), created on the CPU generator and moved, outputs preallocated
     (``torch.matmul(..., out=C)``). Warm-up lasts ``warmup_s`` for the first size of each precision (clocks
@@ -43,13 +62,12 @@ def matmul_sweep(sizes: Sequence[int] = (256, 512, 1024, 2048, 4096, 8192),
     from .. import device as _device
     from .. import timing
 
-    for p in precisions:
-        check.one_of("precisions", p, MATMUL_PRECISIONS)
-    sizes = [check.positive_int("sizes", n) for n in sizes]
-    for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
-        check.nonneg(name, v)
+    precisions = check.names("precisions", precisions, MATMUL_PRECISIONS, max_len=len(MATMUL_PRECISIONS))
+    _timing(warmup_s, min_time_s, max_time_s)
+    progress = check.optional(check.function, "progress", progress)
     info = info or _device.probe()
-    dev = torch.device(device) if device is not None else _device.torch_device(info)
+    dev = torch.device(check.device("device", device)) if device is not None else _device.torch_device(info)
+    sizes = _sizes("sizes", sizes, dev)
     spec = info.spec if dev.type == "cuda" else None
     oom = (torch.cuda.OutOfMemoryError, MemoryError)  # the CPU path (and the tests) raise MemoryError
     gen = torch.Generator().manual_seed(0)
@@ -107,14 +125,11 @@ def staircase_sweep(ns: Sequence[int], m: int = 1536, k: int = 4096, precision: 
     from .. import timing
 
     check.one_of("precision", precision, MATMUL_PRECISIONS)
-    if isinstance(ns, (str, bytes)) or not 1 <= len(ns) <= 2000:
-        raise ValueError(f"ns must be a sequence of 1 to 2,000 sizes, got {ns!r:.60}")
-    ns = [check.positive_int("ns", n, maximum=65536) for n in ns]
-    m, k = check.positive_int("m", m, maximum=65536), check.positive_int("k", k, maximum=65536)
-    for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
-        check.nonneg(name, v)
+    ns = check.sequence("ns", ns, lambda name, n: check.positive_int(name, n, maximum=MAX_SIZE), max_len=2000)
+    m, k = check.positive_int("m", m, maximum=MAX_SIZE), check.positive_int("k", k, maximum=MAX_SIZE)
+    _timing(warmup_s, min_time_s, max_time_s)
     info = info or _device.probe()
-    dev = torch.device(device) if device is not None else _device.torch_device(info)
+    dev = torch.device(check.device("device", device)) if device is not None else _device.torch_device(info)
     dtype_name, tf32 = MATMUL_PRECISIONS[precision]
     dtype = getattr(torch, dtype_name)
     gen = torch.Generator().manual_seed(0)
@@ -139,11 +154,17 @@ def matmul_records(result: dict[str, Any]) -> list[dict[str, Any]]:
 
     Chapter: *Architecture of the GA100*, "Recorded results".
     """
+    from .. import results
+    from ..timing import Measurement
+
+    result = results.validate(result)
+    if result["benchmark"] != "matmul":
+        raise ValueError(f"result is a {result['benchmark']!r} result; give a 'matmul' result")
     out = []
     spec = specs.match(result["device"].get("name"))
-    for rec in result["records"]:
-        from ..timing import Measurement
-
+    for i, rec in enumerate(result["records"]):
+        if not {"measurement", "flops", "precision", "n"} <= set(rec):
+            raise ValueError(f"result['records'][{i}] lacks measurement, flops, precision or n: not a matmul record")
         m = Measurement.from_dict(rec["measurement"])
         tflops = m.rate(rec["flops"]) / 1e12
         row = {"gpu": result["device"].get("name"), "precision": rec["precision"], "n": rec["n"], "tflops": tflops}
@@ -165,7 +186,9 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=None, help="square sizes (default 256..8192)")
     p.add_argument("--precisions", nargs="+", default=["fp32", "tf32", "bf16", "fp16"],
                    choices=sorted(MATMUL_PRECISIONS))
-    args = p.parse_args(list(argv or []))
+    argv = [] if argv is None else check.sequence("argv", argv, lambda n, v: check.string(n, v, allow_empty=True),
+                                                  min_len=0, max_len=1000)
+    args = p.parse_args(argv)
     info = benchcli.probe(args)
     gpu = info.backend == "cuda"
     if args.sizes:
@@ -211,8 +234,9 @@ def bf16_peak_check(records: Sequence[dict[str, Any]], n: int = 8192,
     """The BF16 matmul at ``n``^3 against ``target_pct`` % of the dense BF16 peak (None when not measured or
     the GPU has no catalogue peak). Works on fresh sweep records and on :func:`matmul_records` rows.
     Chapter: *Architecture of the GA100*, "How close real matmuls come to the peak"."""
-    n = check.positive_int("n", n)
+    n = check.positive_int("n", n, maximum=MAX_SIZE)
     target_pct = check.real("target_pct", target_pct, minimum=0.0, maximum=100.0)
+    records = check.sequence("records", records, check.mapping, min_len=0, max_len=100_000)
     for r in records:
         if r.get("precision") == "bf16" and int(r.get("n", 0)) == n and r.get("pct_of_peak") is not None:
             pct = float(r["pct_of_peak"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from .. import gemm, specs
+from .. import check, gemm, specs
 
 
 def sm_resources(gpu: str | specs.GPUSpec) -> dict[str, Any]:
@@ -39,6 +39,8 @@ def peak_rows(gpus: Iterable[str], precisions: Sequence[str] = specs.PRECISIONS)
 
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
+    gpus = check.gpus("gpus", gpus)
+    precisions = check.names("precisions", precisions, specs.PRECISIONS)
     return [r.to_dict() for r in gemm.peak_rows(gpus, precisions)]
 
 
@@ -92,7 +94,7 @@ def sm_table(gpus: Sequence[str] = (*GENERATIONS, "RTX-A6000")) -> list[dict[str
 
     Chapter: *Architecture of the GA100*, "Inside an SM".
     """
-    rows = [sm_resources(g) for g in gpus]
+    rows = [sm_resources(g) for g in check.gpus("gpus", gpus, max_len=16)]
     return [{"": k, **{r["gpu"]: r[k] for r in rows}} for k in rows[0] if k != "gpu"]
 
 
@@ -126,6 +128,8 @@ def catalogue_peaks(gpus: Sequence[str] = CATALOGUE_ORDER,
 
     Chapter: *Architecture of the GA100*, "Every headline number, derived".
     """
+    gpus = check.gpus("gpus", gpus)
+    precisions = check.names("precisions", precisions, specs.PRECISIONS)
     out = []
     for name in gpus:
         spec = specs.get(name)

@@ -28,6 +28,15 @@ def matmul_intensity(m: int, n: int, k: int, precision: str = "bf16") -> float:
     return gemm.matmul_flops(m, n, k) / (_BYTES[precision] * (m * k + k * n + m * n))
 
 
+def _supported(spec: specs.GPUSpec, precision: str) -> str:
+    """``precision`` checked against the catalogue's names and against what ``spec`` has."""
+    check.one_of("precision", precision, specs.PRECISIONS)
+    if not spec.supports(precision):
+        raise ValueError(f"precision={precision!r} is not supported on {spec.name}; allowed: "
+                         f"{', '.join(spec.precisions())}")
+    return precision
+
+
 def _bandwidth(spec: specs.GPUSpec, bytes_per_s: float | None) -> float:
     """The roofline's bandwidth: ``bytes_per_s`` (finite, > 0) or the datasheet DRAM figure."""
     if bytes_per_s is None:
@@ -43,44 +52,61 @@ def ridge_point(gpu: str | specs.GPUSpec, precision: str, bytes_per_s: float | N
     roofline".
     """
     spec = specs.get(gpu)
-    check.one_of("precision", precision, specs.PRECISIONS)
-    if not spec.supports(precision):
-        raise ValueError(f"precision={precision!r} is not supported on {spec.name}; allowed: "
-                         f"{', '.join(spec.precisions())}")
-    return spec.peak_flops(precision) / _bandwidth(spec, bytes_per_s)
+    return spec.peak_flops(_supported(spec, precision)) / _bandwidth(spec, bytes_per_s)
 
 
 def attainable_flops(gpu: str | specs.GPUSpec, precision: str, intensity: float | Sequence[float],
                      bytes_per_s: float | None = None):
     """Roofline: min(peak, intensity x bandwidth). Bandwidth defaults to the datasheet DRAM figure.
 
-    Chapter: *Architecture of the GA100*, "The roofline".
+    ``intensity`` is one number (returns a float) or a sequence or 1-D array of at most 10^6 numbers (returns
+    an array), each finite and > 0 FLOP/byte. Chapter: *Architecture of the GA100*, "The roofline".
     """
     import numpy as np
 
     spec = specs.get(gpu)
+    peak = spec.peak_flops(_supported(spec, precision))
     bw = _bandwidth(spec, bytes_per_s)
-    if isinstance(intensity, (str, bytes, bool)):
-        raise TypeError(f"intensity must be a number or an array of numbers (FLOP/byte), got {intensity!r}")
-    x = np.asarray(intensity, dtype=float)
-    if not np.all(np.isfinite(x)) or np.any(x <= 0):
-        raise ValueError(f"intensity must be finite and > 0 FLOP/byte, got {intensity!r}")
-    y = np.minimum(spec.peak_flops(check.one_of("precision", precision, specs.PRECISIONS)), x * bw)
-    return float(y) if y.ndim == 0 else y
+    if isinstance(intensity, np.ndarray) and intensity.dtype.kind in "iuf" and intensity.ndim == 1:
+        if intensity.size > 10**6:
+            raise ValueError(f"intensity must have at most 1,000,000 values, got {intensity.size}")
+        x = intensity.astype(float)
+        if not np.all(np.isfinite(x)) or np.any(x <= 0):
+            raise ValueError("intensity must hold finite values > 0 FLOP/byte")
+    elif isinstance(intensity, (list, tuple, np.ndarray)):
+        x = np.asarray(check.sequence("intensity", intensity, check.positive, max_len=10**6), dtype=float)
+    else:
+        return float(min(peak, check.positive("intensity", intensity) * bw))
+    return np.minimum(peak, x * bw)
 
 
 def ridge_points(gpu: str | specs.GPUSpec, precisions: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Ridge point (FLOP/byte) of every precision against DRAM and, where published, against L2.
+    """Ridge point (FLOP/byte) of every precision (default: all ``gpu`` has) against DRAM (``ridge_dram``), against
+    the L2's paper bandwidth where the whitepaper gives one (``ridge_l2``), and against the measured L2 plateau
+    where a published sweep exists (``ridge_l2_measured``, :func:`ampere.architecture.cache.l2_summary`).
 
     Chapter: *Architecture of the GA100*, "The roofline".
     """
+    from .cache import l2_summary
+
     spec = specs.get(gpu)
+    chosen = spec.precisions() if precisions is None else check.names("precisions", precisions, specs.PRECISIONS)
+    unsupported = [p for p in chosen if not spec.supports(p)]
+    if unsupported:
+        raise ValueError(f"precisions {unsupported} are not supported on {spec.name}; allowed: "
+                         f"{', '.join(spec.precisions())}")
+    try:
+        measured_l2 = l2_summary(spec)["plateau_gb_per_s"] * 1e9
+    except ValueError:  # no published sweep of this GPU
+        measured_l2 = None
     out = []
-    for p in precisions or spec.precisions():
+    for p in chosen:
         row = {"gpu": spec.name, "precision": p, "ridge_dram": ridge_point(spec, p),
                "peak_tflops": spec.peak_flops(p) / 1e12}
         if spec.l2_bytes_per_s:
             row["ridge_l2"] = ridge_point(spec, p, spec.l2_bytes_per_s)
+        if measured_l2:
+            row["ridge_l2_measured"] = ridge_point(spec, p, measured_l2)
         out.append(row)
     return out
 
@@ -96,5 +122,6 @@ def roofline_curve(gpu: str | specs.GPUSpec, precision: str, lo: float = 0.1, hi
     lo, hi = check.positive("lo", lo), check.positive("hi", hi)
     if hi <= lo:
         raise ValueError(f"hi={hi:g} must be larger than lo={lo:g}")
-    x = np.logspace(math.log10(lo), math.log10(hi), check.integer("points", points, minimum=2))
+    x = np.logspace(math.log10(lo), math.log10(hi), check.bounded_int("points", points, 2, 100_000,
+                                                                       why="points of a plotted curve"))
     return x, attainable_flops(gpu, precision, x, bytes_per_s)

@@ -13,7 +13,8 @@ Map of the package (one concern per file):
 * ``oversubscription.py`` -- tapered trees: what they save, what each traffic pattern pays (:func:`tapers`).
 * ``pod.py`` -- the SuperPOD, node + fabric + power (:func:`superpod`, :func:`scaling_table`).
 * ``published.py`` -- Selene on the TOP500 and Green500 (:func:`selene`) and MLPerf Training (:func:`mlperf`).
-* ``allreduce.py`` -- the hierarchical all-reduce of gradients across a pod (:func:`pod_all_reduce`).
+* ``allreduce.py`` -- all-reduce of gradients across a pod as NCCL runs it (:func:`pod_all_reduce`), the
+  phases-in-turn upper bound (:func:`serial_all_reduce`), the published checks (:func:`all_reduce_checks`).
 * ``costs.py`` -- cloud offers, owning a DGX (:class:`Ownership`, :func:`break_even`), a run's time and
   energy, the gap calculator, money rounded to what its inputs support (:func:`round_sig`).
 * ``validation.py`` -- :func:`validate` (``python -m ampere validate cluster``) and the seed claims checked.
@@ -33,7 +34,8 @@ from __future__ import annotations
 
 # the chapter's tables and figures are re-exported too (the notebook calls them as cl.node_rows ...); as
 # before the split they are not in __all__
-from .allreduce import GRADIENT_MODELS, all_reduce_scaling, pod_all_reduce, rail_all_reduce
+from .allreduce import (GRADIENT_MODELS, all_reduce_checks, all_reduce_scaling, pod_all_reduce, rail_all_reduce,
+                        serial_all_reduce)
 from .costs import (HOURS_PER_WEEK, HOURS_PER_YEAR, BreakEven, GapCost, Ownership, break_even, break_even_utilization,
                     cloud_offer, cloud_offers, ownership_usd_per_gpu_hour, round_sig, throughput_gap_cost,
                     training_energy_j, training_time_s)
@@ -47,8 +49,9 @@ from .pod import SWITCH_POWER_W_ASSUMED, SuperPOD, scaling_table, superpod
 from .published import EPYC_7742_FP64_FLOP_PER_CYCLE, Top500Entry, green500_top, mlperf, selene
 from .references import (ReferenceCounts, ReferenceDesign, b200_reference, check_all, compare_counts, design_limits,
                          reference_counts, reference_design, reference_designs, reference_fabric)
-from .rows import (bandwidth_rows, bisection_rows, design_rows, gap_rows, limit_rows, mlperf_rows, node_rows,
-                   peak_rows, pod_all_reduce_rows, pod_peak_rows, scaling_rows, selene_rows, taper_rows)
+from .rows import (all_reduce_check_rows, bandwidth_rows, bisection_rows, design_rows, gap_rows, limit_rows,
+                   mlperf_rows, node_rows, peak_rows, pod_all_reduce_rows, pod_peak_rows, scaling_rows, selene_rows,
+                   taper_rows)
 from .validation import claims, validate, validation_rows
 
 __all__ = [
@@ -60,7 +63,8 @@ __all__ = [
     "reference_fabric", "compare_counts", "design_limits", "check_all", "b200_reference",
     "PATTERNS", "Taper", "pattern_slowdown", "tapers",
     "Top500Entry", "selene", "green500_top", "EPYC_7742_FP64_FLOP_PER_CYCLE",
-    "GRADIENT_MODELS", "pod_all_reduce", "rail_all_reduce", "all_reduce_scaling",
+    "GRADIENT_MODELS", "pod_all_reduce", "rail_all_reduce", "all_reduce_scaling", "serial_all_reduce",
+    "all_reduce_checks",
     "two_level_max_nodes", "three_level_max_nodes",
     "cloud_offers", "cloud_offer", "Ownership", "ownership_usd_per_gpu_hour", "break_even_utilization",
     "BreakEven", "break_even", "round_sig", "training_time_s", "training_energy_j", "GapCost",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import check, pricing
+from .. import check, fabrics, pricing
 from .checks import _check_float, _check_int
 from .node import DGX_A100_320GB_LIST_PRICE_USD, DGX_A100_MAX_POWER_W
 
@@ -27,6 +27,12 @@ def cloud_offers() -> tuple[pricing.PriceQuote, ...]:
     table, "public indicative prices, 2023, on demand, US" [seed000], read from :mod:`ampere.pricing`.
     Prices change; every function here takes the price as an argument."""
     return pricing.quotes(source="seed000", gpus=8)
+
+
+#: Bounds against unit mistakes: the most power one node may draw (1 MW; a DGX A100 draws 6.5 kW at
+#: most) and the largest PUE (facility over IT power; 1.1 to 2 in practice).
+MAX_NODE_POWER_W = 1e6
+MAX_PUE = 10.0
 
 
 @dataclass(frozen=True)
@@ -49,13 +55,13 @@ class Ownership:
 
     def __post_init__(self) -> None:
         _check_float(self.capex_usd, "capex_usd")
-        _check_float(self.lifetime_years, "lifetime_years", lo_open=True)
-        _check_float(self.max_power_w, "max_power_w")
+        _check_float(self.lifetime_years, "lifetime_years", lo_open=True, hi=100.0)
+        _check_float(self.max_power_w, "max_power_w", hi=MAX_NODE_POWER_W)
         _check_float(self.busy_power_fraction, "busy_power_fraction", 0.0, 1.0)
-        _check_float(self.electricity_usd_per_kwh, "electricity_usd_per_kwh")
-        _check_float(self.pue, "pue", 1.0)
+        _check_float(self.electricity_usd_per_kwh, "electricity_usd_per_kwh", hi=100.0)
+        _check_float(self.pue, "pue", 1.0, MAX_PUE)
         _check_float(self.opex_usd_per_year, "opex_usd_per_year")
-        _check_int(self.gpus, "gpus")
+        _check_int(self.gpus, "gpus", maximum=fabrics.MAX_GPUS_PER_NODE)
 
     @property
     def fixed_usd_per_hour(self) -> float:
@@ -74,6 +80,8 @@ def ownership_usd_per_gpu_hour(own: Ownership = Ownership(), utilization: float 
     Chapter: *DGX A100 and the SuperPOD*, section "Owning". Fixed costs accrue every hour; energy only
     while busy (idle power is neglected): ``(fixed / u + energy) / gpus``.
     """
+    if not isinstance(own, Ownership):
+        raise TypeError(f"own must be an Ownership, got {own!r:.60}")
     u = _check_float(utilization, "utilization", 0.0, 1.0, lo_open=True)
     return (own.fixed_usd_per_hour / u + own.energy_usd_per_busy_hour) / own.gpus
 
@@ -100,6 +108,10 @@ class BreakEven:
     price_usd_per_gpu_hour: float
     utilization: float  # unclipped ratio; > 1: owning never breaks even; inf: energy alone costs more
     own_usd_per_gpu_hour_at_full_use: float  # owning's cost of a busy GPU-hour at 100 % utilisation
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("price_usd_per_gpu_hour", "own_usd_per_gpu_hour_at_full_use"),
+                              infinite=("utilization",))
 
     @property
     def breaks_even(self) -> bool:
@@ -161,10 +173,10 @@ def training_time_s(params: float, tokens: float, gpus: int, achieved_flops_per_
 def training_energy_j(nodes: int, seconds: float, power_per_node_w: float = DGX_A100_MAX_POWER_W,
                       pue: float = 1.0) -> float:
     """Energy in joules of ``nodes`` nodes drawing ``power_per_node_w`` for ``seconds`` (x PUE)."""
-    n = _check_int(nodes, "nodes")
+    n = _check_int(nodes, "nodes", maximum=fabrics.MAX_GPUS)
     s = _check_float(seconds, "seconds")
-    p = _check_float(power_per_node_w, "power_per_node_w")
-    q = _check_float(pue, "pue", 1.0)
+    p = _check_float(power_per_node_w, "power_per_node_w", hi=MAX_NODE_POWER_W)
+    q = _check_float(pue, "pue", 1.0, MAX_PUE)
     return n * p * s * q
 
 
@@ -180,6 +192,9 @@ class GapCost:
     extra_time_fraction: float  # to finish the same work: gap / (1 - gap) more time
     usd_per_week: float
     usd_per_year: float
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus",), maxima={"gap": 0.999999})
 
 
 def throughput_gap_cost(gap: float, gpus: int = 1000, usd_per_gpu_hour: float | None = None) -> GapCost:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from .. import check
+from .. import check, fabrics
 from .checks import _check_float, _check_int, _divisors
 from .node import HDR_PORT_BYTES_PER_S
 
@@ -77,6 +77,16 @@ class Fabric:
     leaf_spine_links: int  # cables between a leaf and each spine of its pod
     cores_per_group: int  # 0 with two levels
     leaf_up_ports: int  # uplinks per leaf (= su_nodes when non-blocking)
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("nodes", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
+                                              "scalable_units", "levels"),
+                              maxima={"switch_ports": MAX_SWITCH_PORTS, "rails": MAX_RAILS, "levels": 3,
+                                      "port_bytes_per_s": fabrics.MAX_BYTES_PER_S})
+        unknown = [t for t in self.optical_tiers if t not in TIERS]
+        if unknown:
+            raise ValueError(f"optical_tiers={self.optical_tiers!r} has unknown tiers {unknown}; "
+                             f"allowed: {', '.join(TIERS)}")
 
     @property
     def populated_scalable_units(self) -> int:
@@ -251,7 +261,10 @@ def _check_shape(rails: int, su_nodes: int, switch_ports: int, uplinks_per_leaf:
                  ) -> tuple[int, int, int, int]:
     rails = _check_int(rails, "rails", maximum=MAX_RAILS)
     k = _check_int(switch_ports, "switch_ports", minimum=2, maximum=MAX_SWITCH_PORTS)
-    su_nodes = _check_int(su_nodes, "su_nodes", maximum=k - 1)
+    su_nodes = check.integer("su_nodes", su_nodes, minimum=1)
+    if su_nodes > k - 1:
+        raise ValueError(f"su_nodes={su_nodes} needs leaves with more than {su_nodes} ports, got switch_ports={k}; "
+                         f"allowed: su_nodes <= switch_ports - 1 = {k - 1}")
     up = su_nodes if uplinks_per_leaf is None else _check_int(uplinks_per_leaf, "uplinks_per_leaf",
                                                                maximum=su_nodes)
     if su_nodes + up > k:
@@ -346,11 +359,11 @@ def fat_tree(nodes: int, rails: int = 8, su_nodes: int = 20, switch_ports: int =
     """
     rails, su_nodes, k, up = _check_shape(rails, su_nodes, switch_ports, uplinks_per_leaf)
     nodes = _check_int(nodes, "nodes")
-    bw = _check_float(port_bytes_per_s, "port_bytes_per_s", lo_open=True)
+    bw = _check_float(port_bytes_per_s, "port_bytes_per_s", lo_open=True, hi=fabrics.MAX_BYTES_PER_S)
     if isinstance(optical_tiers, str):
         raise TypeError(f"optical_tiers must be a sequence of tier names, got {optical_tiers!r}; "
                         f"allowed: a subset of {', '.join(TIERS)}")
-    tiers = tuple(optical_tiers)
+    tiers = tuple(check.sequence("optical_tiers", optical_tiers, min_len=0, max_len=len(TIERS) + 1))
     unknown = [t for t in tiers if t not in TIERS]
     if unknown:
         raise ValueError(f"optical_tiers={tiers!r} has unknown tiers {unknown}; allowed: {', '.join(TIERS)}")

@@ -24,6 +24,8 @@ def plot_topology(ax: Any, fabric: Fabric) -> None:
     """Draw ``fabric`` (nodes at the bottom, then leaves, spines, cores); node cables coloured by rail,
     switch-to-switch bundles drawn once with their cable count. Chapter section "The SuperPOD fabric".
     Meant for one or two SUs; larger fabrics are refused (``ValueError``)."""
+    if not isinstance(fabric, Fabric):
+        raise TypeError(f"fabric must be an ampere.cluster.Fabric (from fat_tree), got {fabric!r:.60}")
     if fabric.nodes > 40:
         raise ValueError(f"fabric.nodes={fabric.nodes} is too many to draw; allowed: at most 40")
     import matplotlib.pyplot as plt
@@ -61,7 +63,17 @@ def plot_topology(ax: Any, fabric: Fabric) -> None:
                    zorder=3)
         label = {"node": "nodes", "leaf": "leaves", "spine": "spines", "core": "cores"}[tier] if n > 1 else tier
         ax.annotate(f"{n} {label}", xy=(1.01, y[tier]), xycoords=("axes fraction", "data"),
-                    va="center", fontsize=9)
+                    va="center", fontsize=11)
+    # the rail legend: each leaf of the first SU is named after its rail, in the rail's colour
+    leaf_rails: dict[int, int] = {}
+    for low, high, _ in fabric.wiring():
+        lt, _, rail = parse(low)
+        ht, hi, _ = parse(high)
+        if lt == "node" and ht == "leaf":
+            leaf_rails.setdefault(hi, rail)
+    for i, rail in sorted(leaf_rails.items())[:fabric.rails]:
+        ax.annotate(f"r{rail + 1}", xy=(x("leaf", i), y["leaf"] + 0.1),
+                    ha="center", va="bottom", fontsize=10, color=rail_colors(rail % 10), fontweight="bold")
     ax.set_ylim(-0.3, 3.3 if fabric.core_switches else 2.3)
     ax.set_xlim(0, 1)
     ax.set_xticks([])
@@ -80,9 +92,9 @@ def show_topology() -> None:
 
     fig, axes = plots.figure("wide", 1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
     plot_topology(axes[0], fat_tree(20))
-    axes[0].set_title("one SU: 20 DGX A100, 8 rails (colours)", fontsize=10)
+    axes[0].set_title("one SU: 20 DGX A100, 8 rails r1-r8 (colours)", fontsize=12)
     plot_topology(axes[1], fat_tree(8, rails=2, su_nodes=2, switch_ports=4))
-    axes[1].set_title("three levels, scaled down: 4-port switches", fontsize=10)
+    axes[1].set_title("three levels, scaled down: 4-port switches", fontsize=12)
     fig.tight_layout()
     plt.show()
 
@@ -182,8 +194,8 @@ def show_hpl() -> None:
 
 
 def show_pod_all_reduce(node_counts: Sequence[int] = (1, 2, 4, 8, 20, 40, 80, 140, 280, 560)) -> None:
-    """All-reduce time of three models' FP16 gradients vs nodes, ring and tree (section "All-reduce across
-    the pod")."""
+    """All-reduce time of three models' FP16 gradients vs nodes as NCCL runs it, rail-aligned rings and tree,
+    with the phases-in-turn upper bound of the largest (section "All-reduce across the pod")."""
     import matplotlib.pyplot as plt
 
     from .. import plots
@@ -194,6 +206,10 @@ def show_pod_all_reduce(node_counts: Sequence[int] = (1, 2, 4, 8, 20, 40, 80, 14
             rows = all_reduce_scaling(node_counts, models=[(name, params, key)], inter_algorithm=algo)
             ax.plot(node_counts, [1e3 * r["total_s"] for r in rows], color=color, ls=ls,
                     label=f"{name} ({2 * params / 1e9:.2f} GB), {algo}")
+    name, params, key = GRADIENT_MODELS[-1]
+    rows = all_reduce_scaling(node_counts, models=[(name, params, key)])
+    ax.plot(node_counts, [1e3 * r["serial_s"] for r in rows], color="0.45", ls=":", lw=2,
+            label=f"{name}, phases in turn (upper bound)")
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xscale("log")

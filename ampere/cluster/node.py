@@ -49,6 +49,10 @@ class DGXNode:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus", "cpu_sockets", "cpu_cores_per_socket", "cpu_base_clock_hz",
+                                              "compute_port_bytes_per_s", "max_power_w", "rack_units"),
+                              maxima={"gpus": fabrics.MAX_GPUS_PER_NODE, "compute_nics": fabrics.MAX_HCAS_PER_NODE,
+                                      "compute_port_bytes_per_s": fabrics.MAX_BYTES_PER_S})
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
 
     # --- derived -----------------------------------------------------------------------------------------

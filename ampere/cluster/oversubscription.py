@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import check
+from .. import check, fabrics
 from .fabric import Fabric, fat_tree
 
 #: Traffic patterns of :func:`pattern_slowdown`.
@@ -63,6 +63,10 @@ class Taper:
     transceivers_saved: int
     bisection_fraction: float  # of the non-blocking tree's
     slowdowns: dict[str, float]  # pattern -> slowdown
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("ratio", "bisection_fraction"), maxima={"bisection_fraction": 1.0},
+                              signed=("switches_saved", "cables_saved", "transceivers_saved"))
 
 
 def tapers(nodes: int = 140, uplinks: tuple[int, ...] = (20, 10, 5), **kwargs) -> list[Taper]:

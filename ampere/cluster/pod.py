@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .. import specs
+from .. import check, fabrics, specs
 from .checks import _check_float
 from .fabric import QM8790_PORTS, TIERS, Fabric, fat_tree, switch_lower_bound
 from .node import DGXNode, dgx_a100
@@ -20,6 +20,10 @@ from .node import DGXNode, dgx_a100
 #: magnitude of a 1U switch; we found no datasheet figure to cite): pass ``switch_power_w`` to change it.
 #: Switches are a few per cent of a pod's power, so the conclusions do not hang on it.
 SWITCH_POWER_W_ASSUMED = 400.0
+#: The most power per switch :func:`superpod` accepts (a bound against unit mistakes: 10 kW).
+MAX_SWITCH_POWER_W = 1e4
+#: The most rows :func:`scaling_table` builds (a bound on the work one call does).
+MAX_TABLE_ROWS = 1000
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,9 @@ class SuperPOD:
     node: DGXNode
     fabric: Fabric
     switch_power_w: float  # per switch, an assumption (SWITCH_POWER_W_ASSUMED)
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self)
 
     @property
     def nodes(self) -> int:
@@ -121,15 +128,17 @@ def superpod(nodes: int = 140, gpu: str | specs.GPUSpec = "A100-SXM4-80GB", swit
     node = dgx_a100(gpu)
     fabric = fat_tree(nodes, rails=node.compute_nics, su_nodes=su_nodes, switch_ports=switch_ports,
                       port_bytes_per_s=node.compute_port_bytes_per_s, optical_tiers=optical_tiers)
-    power = _check_float(switch_power_w, "switch_power_w")
+    power = _check_float(switch_power_w, "switch_power_w", hi=MAX_SWITCH_POWER_W)
     return SuperPOD(node=node, fabric=fabric, switch_power_w=power)
 
 
 def scaling_table(node_counts: Iterable[int], **kwargs: Any) -> list[dict[str, Any]]:
     """One row per node count: GPUs, SUs, levels, switch counts, lower bound, cables, transceivers,
     bisection (per direction) and power. Chapter section "From 20 to 2,000 nodes"."""
+    counts = check.sequence("node_counts", node_counts, lambda name, v: check.positive_int(name, v),
+                            max_len=MAX_TABLE_ROWS)
     rows = []
-    for n in node_counts:
+    for n in counts:
         pod = superpod(n, **kwargs)
         lb = switch_lower_bound(n, pod.fabric.rails, pod.fabric.su_nodes, pod.fabric.switch_ports)
         rows.append({"nodes": pod.nodes, "gpus": pod.gpus, "su": pod.scalable_units,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import check, results, specs
+from .. import check, fabrics, results, specs
 from .node import dgx_a100
 
 
@@ -36,6 +36,13 @@ class Top500Entry:
     source: str
     gpus_per_node: int = 8
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("nodes", "rmax_flops", "rpeak_flops", "power_w", "top500_rank",
+                                              "green500_rank", "green500_flops_per_w", "gpus_per_node"),
+                              maxima={"nodes": fabrics.MAX_GPUS, "top500_rank": 500, "green500_rank": 500,
+                                      "gpus_per_node": fabrics.MAX_GPUS_PER_NODE},
+                              allow_empty=False)
+
     @property
     def gpus(self) -> int:
         return self.nodes * self.gpus_per_node
@@ -45,6 +52,8 @@ class Top500Entry:
         return self.gpus * specs.get(gpu).peak_flops("fp64_tc")
 
     def cpu_fp64_peak_flops(self, flop_per_cycle: int = EPYC_7742_FP64_FLOP_PER_CYCLE) -> float:
+        """The CPUs' FP64 peak: nodes x cores x base clock x ``flop_per_cycle`` (16 for Zen 2, an assumption)."""
+        flop_per_cycle = check.bounded_int("flop_per_cycle", flop_per_cycle, 1, 1024, why="FP64 FLOP per core per cycle")
         node = dgx_a100("A100-SXM4-40GB")
         return self.nodes * node.cpu_cores * node.cpu_base_clock_hz * flop_per_cycle
 
@@ -62,9 +71,10 @@ class Top500Entry:
 
         An inference, not a published figure: the basis of the declared Rpeak is not documented.
         """
+        check.boolean("include_cpus", include_cpus)
+        spec = specs.get(gpu)
         if self.rpeak_flops is None:
             return None
-        spec = specs.get(gpu)
         gpu_part = self.rpeak_flops - (self.cpu_fp64_peak_flops() if include_cpus else 0.0)
         per_clock = self.gpus * spec.sm_count * spec.fma_per_clk_per_sm["fp64_tc"] * 2
         return gpu_part / per_clock
@@ -121,5 +131,8 @@ def mlperf(round_: str | None = None, benchmark: str | None = None, gpu: str | N
         check.one_of("round_", round_, rounds)
         rows = [r for r in rows if r.params.get("round") == round_]
     if benchmark is not None:
+        known = sorted({r.params["benchmark"] for r in results.records(benchmark="mlperf-training", kind="published")
+                        if r.params.get("benchmark")})
+        check.one_of("benchmark", benchmark, known)
         rows = [r for r in rows if r.params.get("benchmark") == benchmark]
     return rows

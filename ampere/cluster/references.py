@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import check, results
+from .. import check, fabrics, results
 from .checks import _check_int
-from .fabric import Fabric, fat_tree, fat_tree_max_ports, three_level_max_nodes, two_level_max_nodes
+from .fabric import (MAX_RAILS, MAX_SWITCH_PORTS, Fabric, fat_tree, fat_tree_max_ports, three_level_max_nodes,
+                     two_level_max_nodes)
 
 _DESIGNS = "superpod-designs"
 
@@ -44,10 +45,20 @@ class ReferenceDesign:
     switch_source: str
     note: str = ""
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus_per_node", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
+                                              "reference_nodes", "year"),
+                              maxima={"gpus_per_node": fabrics.MAX_GPUS_PER_NODE, "rails": MAX_RAILS,
+                                      "su_nodes": MAX_SWITCH_PORTS, "switch_ports": MAX_SWITCH_PORTS,
+                                      "port_bytes_per_s": fabrics.MAX_BYTES_PER_S, "year": 2100,
+                                      "reference_nodes": fabrics.MAX_GPUS},
+                              allow_empty=("note", "counts_table", "counts_where", "where", "switch_source"))
+
     def fabric(self, nodes: int | None = None, **kwargs: Any) -> Fabric:
         """:func:`.fabric.fat_tree` with this design's rails, SU size, radix and port rate (default: the
         reference size). Extra keyword arguments (``optical_tiers``, ``uplinks_per_leaf``) pass through."""
-        n = self.reference_nodes if nodes is None else _check_int(nodes, "nodes")
+        n = self.reference_nodes if nodes is None else _check_int(nodes, "nodes",
+                                                                  maximum=fabrics.MAX_GPUS // self.gpus_per_node)
         return fat_tree(n, rails=self.rails, su_nodes=self.su_nodes, switch_ports=self.switch_ports,
                         port_bytes_per_s=self.port_bytes_per_s, **kwargs)
 
@@ -70,6 +81,9 @@ class ReferenceCounts:
     spine_core_cables: int | None
     source: str
     where: str
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("scalable_units", "nodes", "gpus"), allow_empty=("where",))
 
 
 _CACHE: dict[str, Any] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .. import pricing
-from .allreduce import all_reduce_scaling
+from .allreduce import all_reduce_checks, all_reduce_scaling
 from .costs import cloud_offer, round_sig, throughput_gap_cost
 from .node import DGXNode
 from .oversubscription import tapers
@@ -98,24 +98,42 @@ def pod_peak_rows(pod: SuperPOD) -> list[dict[str, str]]:
 
 
 def selene_rows() -> list[dict[str, Any]]:
-    """Selene's TOP500 listings as the lists print them (section "Selene on the TOP500"); Rmax against the
-    GPUs' FP64 peak is the figure and table of :func:`show_hpl`. A figure the list entry does not give is
-    a dash."""
+    """Selene's TOP500 listings (section "Selene on the TOP500"), narrow enough for the page: the list, nodes,
+    GPUs, Rmax, Rpeak, their ratio and GFLOPS/W; Rmax against the GPUs' FP64 peak is the figure and table
+    of :func:`show_hpl`. The June 2020 list also prints an Rpeak and a power, which the book does not
+    record (its efficiency comes from the Green500): those cells say "not used"."""
     rows = []
     for e in selene():
-        rows.append({"list": e.list_name, "nodes": e.nodes, "GPUs": e.gpus, "cores": f"{e.reported_cores:,}",
-                     "Rmax (PFLOP/s)": f"{e.rmax_flops / 1e15:.2f}",
-                     "Rpeak (PFLOP/s)": "–" if e.rpeak_flops is None else f"{e.rpeak_flops / 1e15:.2f}",
-                     "Rmax / Rpeak": "–" if e.hpl_efficiency is None else f"{100 * e.hpl_efficiency:.1f} %",
+        rows.append({"list": e.list_name.replace("TOP500 ", ""), "nodes": e.nodes, "GPUs": f"{e.gpus:,}",
+                     "Rmax (PF)": f"{e.rmax_flops / 1e15:.2f}",
+                     "Rpeak (PF)": "not used" if e.rpeak_flops is None else f"{e.rpeak_flops / 1e15:.2f}",
+                     "Rmax / Rpeak": "not used" if e.hpl_efficiency is None else f"{100 * e.hpl_efficiency:.1f} %",
                      "GFLOPS/W": f"{e.flops_per_w / 1e9:.2f}", "source": _label(e.source)})
     return rows
 
 
 def pod_all_reduce_rows(nodes: int = 140) -> list[dict[str, str]]:
-    """:func:`all_reduce_scaling` at one node count, for the page."""
+    """:func:`all_reduce_scaling` at one node count, for the page: NCCL's rings (time, latency share,
+    busbw) and the phases in turn."""
     return [{"model": r["model"], "gradient (FP16)": f"{r['size_bytes'] / 1e9:.2f} GB",
-             "time, ring (ms)": f"{1e3 * r['total_s']:.1f}", "inter-node share": f"{100 * r['inter_s'] / r['total_s']:.0f} %",
-             "busbw (GB/s)": f"{r['busbw_bytes_per_s'] / 1e9:.0f}"} for r in all_reduce_scaling([nodes])]
+             "NCCL rings (ms)": f"{1e3 * r['total_s']:.1f}",
+             "latency share": f"{100 * r['latency_s'] / r['total_s']:.0f} %",
+             "busbw (GB/s)": f"{r['busbw_bytes_per_s'] / 1e9:.0f}",
+             "phases in turn (ms)": f"{1e3 * r['serial_s']:.1f}"} for r in all_reduce_scaling([nodes])]
+
+
+def all_reduce_check_rows() -> list[dict[str, str]]:
+    """:func:`all_reduce_checks` for the page: the model's busbw (NCCL's rings; the phases in turn) beside
+    the published multi-node figures, with their ratio and source."""
+    rows = []
+    for r in all_reduce_checks():
+        nodes = f"{r['nodes']} nodes" + ("" if r["nodes_given"] else " (assumed)")
+        rows.append({"configuration": f"{nodes}, {r['adapters']} x {r['adapter_gbit_per_s']} Gb/s",
+                     "rings (GB/s)": f"{r['ring_busbw_bytes_per_s'] / 1e9:.0f}",
+                     "phases in turn (GB/s)": f"{r['serial_busbw_bytes_per_s'] / 1e9:.0f}",
+                     "published (GB/s)": f"{r['published_bytes_per_s'] / 1e9:.0f}",
+                     "published / rings": f"{r['ring_ratio']:.2f}", "source": _label(r["record"].source)})
+    return rows
 
 
 def gap_rows(gaps: Sequence[float] = (0.08, 0.10, 0.12), gpus: int = 1000) -> list[dict[str, str]]:

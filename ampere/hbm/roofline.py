@@ -151,8 +151,8 @@ def decode_bound(model: str | TransformerShape, gpu: str | specs.GPUSpec = "A100
     """
     m = _shape(model)
     s = specs.get(check.gpu("gpu", gpu))
-    memory.format_bits("weights", weights)
-    memory.format_bits("kv_cache", kv_cache)
+    check.one_of("weights", weights, tuple(memory.FORMAT_BITS))
+    check.one_of("kv_cache", kv_cache, tuple(memory.FORMAT_BITS))
     overhead = check.bounded("weight_overhead_bits", weight_overhead_bits, 0.0, 64.0,
                              why="scales of a quantized weight take a few bits")
     b = check.bounded_int("batch", batch, 1, MAX_BATCH)

@@ -7,9 +7,9 @@ file:
 
 * ``scaling.py`` -- the data-parallel scaling model (:func:`data_parallel_step`, :func:`crossover_gpus`) on
   the systems of :func:`systems`.
-* ``measure.py`` -- real collectives on ``torch.distributed`` (:func:`run_collective`: gloo on CPU
-  processes, NCCL with one GPU per rank; the time of a call is the **max over ranks**) and GPU-to-GPU
-  copies (:func:`p2p_copy_bandwidth`).
+* ``measure.py`` -- real collectives on ``torch.distributed`` (:func:`run_collective`; several on one set
+  of processes, one start-up: :func:`run_collectives`; gloo on CPU processes, NCCL with one GPU per rank;
+  the time of a call is the **max over ranks**) and GPU-to-GPU copies (:func:`p2p_copy_bandwidth`).
 * ``fit.py`` -- the alpha-beta fit to measurements (:func:`fit_alpha_beta`, :func:`holdout_check`).
 * ``bench.py`` -- ``python -m ampere bench collectives`` (:func:`bench_main`), spawned ranks or torchrun.
 * ``links.py`` -- the links as data, the 600 -> 230 GB/s cascade, the published nccl-tests and Megatron
@@ -53,7 +53,7 @@ from .fit import FIT_PERCENTILE, AlphaBetaFit, fit_alpha_beta, holdout_check  # 
 from .links import (A100_8GPU_BUSBW, A100_8GPU_BUSBW_EXPECTED, MEGATRON_32, MEGATRON_3072,  # noqa: F401
                     alpha_beta_rows, link_table, nvlink_cascade, published)
 from .measure import (LAB_SIZES_BYTES, CollectiveRun, _aggregate, _Buffers, _collective_rank,  # noqa: F401
-                      p2p_copy_bandwidth, run_collective)
+                      p2p_copy_bandwidth, run_collective, run_collectives)
 from .rows import crossover_rows, lab_rows, show_decomposition, system_rows  # noqa: F401
 from .scaling import (BERT_GLOBAL_BATCH_TOKENS, BERT_LARGE_PARAMS, DataParallelStep, System,  # noqa: F401
                       crossover_gpus, data_parallel_step, systems)
@@ -74,7 +74,7 @@ __all__ = [
     "nvlink_bytes_per_s_per_direction", "nvlink_effective_bytes_per_s", "NVLINK_PAYLOAD_EFFICIENCY",
     "IB_HDR_BYTES_PER_S", "DGX_A100_INTER_BYTES_PER_S", "A100_INTRA_BYTES_PER_S", "A100_INTRA_LATENCY_S",
     "INTER_LATENCY_S", "System", "systems", "DataParallelStep", "data_parallel_step", "crossover_gpus",
-    "CollectiveRun", "run_collective", "AlphaBetaFit", "fit_alpha_beta", "holdout_check", "p2p_copy_bandwidth",
+    "CollectiveRun", "run_collective", "run_collectives", "AlphaBetaFit", "fit_alpha_beta", "holdout_check", "p2p_copy_bandwidth",
     "bench_main", "published", "link_table", "alpha_beta_rows", "nvlink_cascade", "claims",
     "nccl_collective_time", "A100_INTRA_OVERHEAD_S", "INTER_OVERHEAD_S",
     "LatencyCheck", "latency_checks", "latency_rows", "derivation_rows", "single_process_launch_s",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .. import check
 from ..collectives import OPS
 from .fit import FIT_PERCENTILE, holdout_check
 from .measure import (_ELEMENT_BYTES, CollectiveRun, _aggregate, _check_sizes, _collective_rank, p2p_copy_bandwidth,
@@ -58,6 +59,9 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     * ``torchrun --nnodes N --nproc-per-node 8 -m ampere bench collectives`` measures across the
       launched ranks (NCCL), rank 0 writes the result. Records NCCL's version and the NCCL_* environment.
     """
+    if argv is not None:
+        argv = check.sequence("argv", argv, lambda name, v: check.string(name, v, allow_empty=True), min_len=0,
+                              max_len=256)
     import os
 
     from .. import benchcli, device, results

@@ -11,12 +11,16 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .. import check
-from ..collectives import alpha_beta_terms, collective_time
+from .. import check, fabrics
+from ..collectives import ALGORITHMS, alpha_beta_terms, check_op, collective_time
 
 
 #: Percentile of the samples the chapter fits the alpha-beta model to (see CollectiveRun.quantile_s).
 FIT_PERCENTILE = 10
+
+
+#: The most points a fit or a prediction takes (a bound on the work of one call).
+MAX_POINTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -32,9 +36,17 @@ class AlphaBetaFit:
     latency_s: float  # alpha
     link_bytes_per_s: float  # 1 / beta
 
+    def __post_init__(self) -> None:
+        check_op(self.op)
+        fabrics._check_fields(self, positive=("n", "link_bytes_per_s"), infinite=("link_bytes_per_s",),
+                              maxima={"n": fabrics.MAX_GPUS, "latency_s": fabrics.MAX_LATENCY_S})
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm={self.algorithm!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
+
     def predict(self, sizes_bytes: Sequence[float]) -> list[float]:
+        sizes = check.sequence("sizes_bytes", sizes_bytes, check.nonneg, min_len=0, max_len=MAX_POINTS)
         return [collective_time(self.op, s, self.n, self.link_bytes_per_s, self.latency_s, self.algorithm)
-                for s in sizes_bytes]
+                for s in sizes]
 
 
 def fit_alpha_beta(op: str, n: int, sizes_bytes: Sequence[float], times_s: Sequence[float],
@@ -50,8 +62,8 @@ def fit_alpha_beta(op: str, n: int, sizes_bytes: Sequence[float], times_s: Seque
     a, b = alpha_beta_terms(op, n, algorithm)
     if a == 0 and b == 0:
         raise ValueError(f"n={n}: a single rank does not communicate; nothing to fit")
-    S = np.asarray([check.nonneg("sizes_bytes", s) for s in sizes_bytes], dtype=float)
-    t = np.asarray([check.positive("times_s", x) for x in times_s], dtype=float)
+    S = np.asarray(check.sequence("sizes_bytes", sizes_bytes, check.nonneg, max_len=MAX_POINTS), dtype=float)
+    t = np.asarray(check.sequence("times_s", times_s, check.positive, max_len=MAX_POINTS), dtype=float)
     if S.shape != t.shape or len(np.unique(S)) < 2:
         raise ValueError("sizes_bytes and times_s must have the same length with at least two distinct sizes")
     X = np.column_stack([np.full_like(S, a), b * S]) / t[:, None]  # relative residuals: (X p - t) / t
@@ -72,8 +84,11 @@ def holdout_check(sizes_bytes: Sequence[float], times_s: Sequence[float], op: st
     Chapter: *NVLink, NVSwitch and collectives*, section "Fitting the model to the lab". Returns the
     fit, the held-out sizes, measured and predicted times, and the relative errors (predicted/measured - 1).
     """
+    sizes_bytes = check.sequence("sizes_bytes", sizes_bytes, check.nonneg, max_len=MAX_POINTS)
+    times_s = check.sequence("times_s", times_s, check.positive, max_len=MAX_POINTS)
     if len(sizes_bytes) != len(times_s) or len(sizes_bytes) < 4:
-        raise ValueError("need at least 4 sizes (and as many times) to fit on half and check on the other half")
+        raise ValueError(f"sizes_bytes and times_s need at least 4 points each, as many of one as of the other "
+                         f"(got {len(sizes_bytes)} and {len(times_s)}): fit on half, check on the other half")
     order = sorted(range(len(sizes_bytes)), key=lambda i: sizes_bytes[i])
     train, test = order[0::2], order[1::2]
     fit = fit_alpha_beta(op, n, [sizes_bytes[i] for i in train], [times_s[i] for i in train], algorithm)

@@ -58,9 +58,11 @@ def sharp_all_reduce_busbw(nodes: int, network: fabrics.NodeNetwork = fabrics.DG
     it: the slower of the intra-node part (reduce-scatter and all-gather over NVLink, ``2(g-1)/g S`` per
     GPU) and the network part (``S`` per node with SHARP, ``2(n-1)/n S`` with rings) sets the time.
     """
-    nodes = check.positive_int("nodes", nodes)
     if not isinstance(network, fabrics.NodeNetwork):
-        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r}")
+        raise TypeError(f"network must be an ampere.fabrics.NodeNetwork, got {network!r:.60}")
+    nodes = check.bounded_int("nodes", nodes, 1, fabrics.MAX_GPUS // network.gpus_per_node,
+                              why=f"at most {fabrics.MAX_GPUS:,} GPUs")
+    check.boolean("in_network", in_network)
     if network.hcas_per_node == 0:
         raise ValueError(f"{network.name} has no compute-fabric adapters; allowed: a node with adapters")
     g = network.gpus_per_node

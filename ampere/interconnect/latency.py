@@ -90,6 +90,10 @@ class LatencyCheck:
     model_s: float
     role: str  # "derived from", "held out", "other network", "other GPU"
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus", "nodes", "measured_s", "model_s"), allow_empty=False,
+                              maxima={"gpus": fabrics.MAX_GPUS, "nodes": fabrics.MAX_GPUS})
+
     @property
     def ratio(self) -> float:
         """Model / measured."""

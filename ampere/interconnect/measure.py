@@ -11,11 +11,10 @@ times copies between two GPUs. torch is imported only inside the functions that 
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-from .. import check
+from .. import check, fabrics
 from ..collectives import algorithm_bandwidth, bus_bandwidth, check_op
 
 
@@ -27,24 +26,27 @@ _VALUE_MAX = 8
 LAB_SIZES_BYTES: tuple[int, ...] = tuple(4096 * 2**k for k in range(11))
 
 
+#: The largest buffer per rank a run accepts (32 GiB) and the most sizes in one sweep: every size's buffers
+#: are allocated before the timing starts, so both are checked before any process starts.
+MAX_SIZE_BYTES = 2**35
+MAX_SIZES = 64
+
+
 def _check_sizes(op: str, sizes_bytes: Sequence[int], world_size: int) -> list[int]:
-    if isinstance(sizes_bytes, (int, float)):
+    if isinstance(sizes_bytes, int) and not isinstance(sizes_bytes, bool):
         sizes_bytes = [sizes_bytes]
-    sizes = list(sizes_bytes)
+    sizes = check.sequence("sizes_bytes", sizes_bytes,
+                           lambda name, v: check.integer(name, v, minimum=1, maximum=MAX_SIZE_BYTES),
+                           min_len=0, max_len=MAX_SIZES)
     if not sizes:
         raise ValueError("sizes_bytes is empty; give at least one size in bytes")
     unit = _ELEMENT_BYTES * (world_size if op in ("all_gather", "reduce_scatter") else 1)
-    out = []
     for s in sizes:
-        if isinstance(s, bool) or not isinstance(s, (int,)) and not hasattr(s, "__index__"):
-            raise ValueError(f"sizes_bytes contains {s!r}; sizes are integers (bytes)")
-        s = operator.index(s)
-        if s <= 0 or s % unit:
+        if s % unit:
             raise ValueError(f"sizes_bytes contains {s}; for op={op!r} on {world_size} ranks each size must be a "
                              f"positive multiple of {unit} bytes (float32 elements"
                              + (", split evenly over the ranks)" if unit > _ELEMENT_BYTES else ")"))
-        out.append(s)
-    return out
+    return sizes
 
 
 class _Buffers:
@@ -144,27 +146,15 @@ def _pin_to_core(rank: int, world_size: int) -> int | None:
     return core
 
 
-def _collective_rank(ctx: Any, op: str, sizes: list[int], samples: int, warmup: int,
-                     target_sample_s: float) -> dict[str, Any]:
-    """One rank's measurement (runs inside ``launch.spawn`` or under torchrun)."""
+def _measure_op(ctx: Any, op: str, sizes: list[int], samples: int, warmup: int, target_sample_s: float,
+                barrier: Any, sync: Any) -> list[dict[str, Any]]:
+    """Warm up, time and verify ``op`` at every size on this rank (inside a running process group)."""
     import time
 
     import torch
     import torch.distributed as dist
 
     dev = torch.device(ctx.device)
-    is_cuda = dev.type == "cuda"
-    # torch.cuda.synchronize waits for every stream of the device, NCCL's internal stream included, so the
-    # host clock read after it covers the whole collective
-    sync = (lambda: torch.cuda.synchronize(dev)) if is_cuda else (lambda: None)
-    token = torch.zeros(1, device=dev)  # zeros: repeated in-place sums stay 0 (ones would grow n-fold per call)
-
-    def barrier() -> None:  # an all-reduce of one element: works on every backend, no warnings
-        dist.all_reduce(token)
-        sync()
-
-    pinned = _pin_to_core(ctx.rank, ctx.world_size) if not is_cuda else None
-    barrier()  # communicator set-up happens here, not in a timed call
     kmax = _max_calls_per_sample(op, ctx.world_size)
     bufs, calls = [], []
     for size in sizes:
@@ -200,9 +190,41 @@ def _collective_rank(ctx: Any, op: str, sizes: list[int], samples: int, warmup: 
         sync()
         buf.check()
         out.append({"size_bytes": buf.size, "calls_per_sample": k, "samples_s": ts})
-    del bufs
+    return out
+
+
+def _collectives_rank(ctx: Any, plan: list[tuple[str, list[int], int]], warmup: int,
+                      target_sample_s: float) -> dict[str, Any]:
+    """One rank's measurement of several collectives, ``plan`` = [(op, sizes, samples), ...], on one process
+    group (runs inside ``launch.spawn`` or under torchrun)."""
+    import torch
+    import torch.distributed as dist
+
+    dev = torch.device(ctx.device)
+    is_cuda = dev.type == "cuda"
+    # torch.cuda.synchronize waits for every stream of the device, NCCL's internal stream included, so the
+    # host clock read after it covers the whole collective
+    sync = (lambda: torch.cuda.synchronize(dev)) if is_cuda else (lambda: None)
+    token = torch.zeros(1, device=dev)  # zeros: repeated in-place sums stay 0 (ones would grow n-fold per call)
+
+    def barrier() -> None:  # an all-reduce of one element: works on every backend, no warnings
+        dist.all_reduce(token)
+        sync()
+
+    pinned = _pin_to_core(ctx.rank, ctx.world_size) if not is_cuda else None
+    barrier()  # communicator set-up happens here, not in a timed call
+    ops = {op: _measure_op(ctx, op, sizes, samples, warmup, target_sample_s, barrier, sync)
+           for op, sizes, samples in plan}
     name = torch.cuda.get_device_name(dev) if is_cuda else "CPU"
-    return {"rank": ctx.rank, "device_name": name, "records": out, "pinned_core": pinned}
+    return {"rank": ctx.rank, "device_name": name, "ops": ops, "pinned_core": pinned}
+
+
+def _collective_rank(ctx: Any, op: str, sizes: list[int], samples: int, warmup: int,
+                     target_sample_s: float) -> dict[str, Any]:
+    """One rank's measurement of one collective (runs inside ``launch.spawn`` or under torchrun)."""
+    out = _collectives_rank(ctx, [(op, sizes, samples)], warmup, target_sample_s)
+    return {"rank": out["rank"], "device_name": out["device_name"], "records": out["ops"][op],
+            "pinned_core": out["pinned_core"]}
 
 
 @dataclass
@@ -218,6 +240,14 @@ class CollectiveRun:
     backend: str
     device_name: str
     records: list[dict[str, Any]]
+
+    def __post_init__(self) -> None:
+        check_op(self.op)
+        fabrics._check_fields(self, positive=("world_size",))
+        check.one_of("backend", self.backend, ("gloo", "nccl"))
+        for i, r in enumerate(self.records):
+            if not isinstance(r, Mapping) or "size_bytes" not in r or "samples_s" not in r:
+                raise TypeError(f"records[{i}] must be a dict with size_bytes and samples_s, got {r!r:.60}")
 
     @property
     def sizes_bytes(self) -> list[int]:
@@ -284,32 +314,46 @@ def _aggregate(op: str, world_size: int, backend: str, per_rank: list[dict[str, 
     return CollectiveRun(op, world_size, backend, per_rank[0]["device_name"], records)
 
 
-def run_collective(op: str, sizes_bytes: Sequence[int], world_size: int, backend: str | None = None, *,
-                   samples: int = 10, warmup: int | None = None, target_sample_s: float | None = None,
-                   timeout_s: float = 60.0) -> CollectiveRun:
-    """Run ``op`` on ``world_size`` processes for every size, verify every result, time it.
+#: The most collectives :func:`run_collectives` measures on one set of processes.
+MAX_PLAN_OPS = 16
+#: The most samples per size (each one a barrier and a timed call).
+MAX_SAMPLES = 100_000
 
-    Chapter: *NVLink, NVSwitch and collectives*, section "Real collectives". Processes come from
-    :func:`ampere.launch.spawn`: gloo on CPU processes, NCCL when there is one GPU per rank (the same
-    code). Every rank checks its result exactly (a wrong result raises); the time of one call is the
-    **max over ranks** of each sample, the reported time the median over ``samples`` samples; a sample
-    batches as many calls as fill ``target_sample_s`` (default 1 ms on GPUs, one call on CPUs).
-    A rank that fails or hangs makes the call raise ``RuntimeError`` (process groups have ``timeout_s``);
-    bad input (unknown op, sizes that do not split over the ranks, ``backend="nccl"`` with fewer visible
-    GPUs than ranks) raises ``ValueError`` before any process starts.
+
+def run_collectives(plan: Mapping[str, Sequence[int]], world_size: int, backend: str | None = None, *,
+                    samples: int | Mapping[str, int] = 10, warmup: int | None = None,
+                    target_sample_s: float | None = None, timeout_s: float = 60.0) -> dict[str, CollectiveRun]:
+    """Run several collectives on one set of ``world_size`` processes: ``plan`` maps each op to its sizes.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "Real collectives". Same measurement as
+    :func:`run_collective` (every result verified on every rank, max over ranks, median over samples),
+    with one start-up for all of them: starting the processes, importing torch and forming the process
+    group cost seconds, far more than a lab's measurements on a loaded machine. ``samples`` is one count
+    for every op or a mapping ``op -> count``. Returns ``{op: CollectiveRun}`` in the order of ``plan``.
     """
-    check_op(op)
-    world_size = check.positive_int("world_size", world_size)
-    sizes = _check_sizes(op, sizes_bytes, world_size)
-    samples = check.positive_int("samples", samples)
+    if not isinstance(plan, Mapping) or not plan:
+        raise TypeError(f"plan must be a non-empty mapping op -> sizes in bytes, got {plan!r:.60}")
+    if len(plan) > MAX_PLAN_OPS:
+        raise ValueError(f"plan has {len(plan)} collectives; allowed: at most {MAX_PLAN_OPS}")
+    world_size = check.bounded_int("world_size", world_size, 1, _max_world(), why="processes on one machine")
+    ops = [check_op(op) for op in plan]
+    if isinstance(samples, Mapping):
+        unknown = sorted(set(samples) - set(ops), key=str)
+        if unknown:
+            raise ValueError(f"samples names {unknown}, which are not in plan; allowed: {', '.join(ops)}")
+        counts = {op: check.bounded_int(f"samples[{op!r}]", samples.get(op, 10), 1, MAX_SAMPLES) for op in ops}
+    else:
+        n = check.bounded_int("samples", samples, 1, MAX_SAMPLES, why="timed calls per size")
+        counts = {op: n for op in ops}
+    sizes = {op: _check_sizes(op, plan[op], world_size) for op in ops}
     if warmup is not None:
-        warmup = check.nonneg_int("warmup", warmup)
+        warmup = check.bounded_int("warmup", warmup, 0, MAX_SAMPLES)
     if target_sample_s is not None:
-        target_sample_s = check.nonneg("target_sample_s", target_sample_s)
-    timeout_s = check.positive("timeout_s", timeout_s)
+        target_sample_s = check.nonneg("target_sample_s", target_sample_s, maximum=60.0)
     from .. import launch
 
-    backend = backend or launch.default_backend(world_size)
+    timeout_s = check.positive("timeout_s", timeout_s, maximum=launch.MAX_TIMEOUT_S)
+    backend = launch.default_backend(world_size) if backend is None else backend
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend={backend!r} is not supported; allowed: 'gloo', 'nccl'")
     gpu = backend == "nccl"
@@ -322,9 +366,37 @@ def run_collective(op: str, sizes_bytes: Sequence[int], world_size: int, backend
                              "CUDA GPU(s) visible; allowed: world_size <= the GPU count, or backend='gloo'")
     warmup = (5 if gpu else 2) if warmup is None else warmup
     target = (1e-3 if gpu else 0.0) if target_sample_s is None else target_sample_s
-    per_rank = launch.spawn(_collective_rank, world_size, args=(op, sizes, samples, warmup, target),
-                            backend=backend, timeout_s=timeout_s)
-    return _aggregate(op, world_size, backend, per_rank)
+    steps = [(op, sizes[op], counts[op]) for op in ops]
+    per_rank = launch.spawn(_collectives_rank, world_size, args=(steps, warmup, target), backend=backend,
+                            timeout_s=timeout_s)
+    return {op: _aggregate(op, world_size, backend, [{"device_name": pr["device_name"], "records": pr["ops"][op]}
+                                                     for pr in per_rank]) for op in ops}
+
+
+def _max_world() -> int:
+    from .. import launch
+
+    return launch.MAX_WORLD_SIZE
+
+
+def run_collective(op: str, sizes_bytes: Sequence[int], world_size: int, backend: str | None = None, *,
+                   samples: int = 10, warmup: int | None = None, target_sample_s: float | None = None,
+                   timeout_s: float = 60.0) -> CollectiveRun:
+    """Run ``op`` on ``world_size`` processes for every size, verify every result, time it.
+
+    Chapter: *NVLink, NVSwitch and collectives*, section "Real collectives". Processes come from
+    :func:`ampere.launch.spawn`: gloo on CPU processes, NCCL when there is one GPU per rank (the same
+    code). Every rank checks its result exactly (a wrong result raises); the time of one call is the
+    **max over ranks** of each sample, the reported time the median over ``samples`` samples; a sample
+    batches as many calls as fill ``target_sample_s`` (default 1 ms on GPUs, one call on CPUs).
+    A rank that fails or hangs makes the call raise ``RuntimeError`` (process groups have ``timeout_s``);
+    bad input (unknown op, sizes that do not split over the ranks, ``backend="nccl"`` with fewer visible
+    GPUs than ranks) raises ``ValueError`` before any process starts. Several collectives on one set of
+    processes: :func:`run_collectives`.
+    """
+    check_op(op)
+    return run_collectives({op: sizes_bytes}, world_size, backend, samples=samples, warmup=warmup,
+                           target_sample_s=target_sample_s, timeout_s=timeout_s)[op]
 
 
 def p2p_copy_bandwidth(src: int = 0, dst: int = 1, size_bytes: int = 256 * 2**20, **bench_kwargs: Any) -> dict[str, Any]:
@@ -337,6 +409,11 @@ def p2p_copy_bandwidth(src: int = 0, dst: int = 1, size_bytes: int = 256 * 2**20
     ``size_bytes`` that cross the link once. Compare with the per-direction line rate, never the
     bidirectional sum.
     """
+    src = check.nonneg_int("src", src, maximum=MAX_PLAN_OPS * 64)
+    dst = check.nonneg_int("dst", dst, maximum=MAX_PLAN_OPS * 64)
+    check.integer("size_bytes", size_bytes, minimum=1, maximum=MAX_SIZE_BYTES)
+    if src == dst:
+        raise ValueError(f"src={src} and dst={dst} must differ (a copy between two GPUs)")
     import torch
 
     from .. import timing

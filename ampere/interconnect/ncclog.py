@@ -20,13 +20,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .. import check, results
+from .. import check, fabrics, results
 
 _RING = re.compile(r"Channel (\d+)/(\d+) :((?:\s+\d+)+)\s*$")
 _CONN = re.compile(r"Channel (\d+)(?:/\d+)? : (\d+)\[[0-9a-fx]+\] -> (\d+)\[[0-9a-fx]+\]"
                    r"(?: \[(send|receive)\])? via (\S+(?: \S+)*?)\s*$")
 _TREES = re.compile(r"\[(\d+)\]\s+(-?\d+)/(-?\d+)/(-?\d+)->(-?\d+)->(-?\d+)")
 _RANK_OF_LINE = re.compile(r"\[\d+,(\d+)\]<stdout>")
+
+
+#: The most channels a log may describe (NCCL builds at most 64; 1,024 leaves room).
+MAX_CHANNELS = 1024
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,11 @@ class Connection:
     dst: int
     transport: str  # "P2P/IPC/read", "NET/IB/0/GDRDMA", "SHM/direct" ...
     direction: str = ""  # "send", "receive" or "" (intra-node)
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, allow_empty=("direction",),
+                              maxima={"channel": MAX_CHANNELS, "src": fabrics.MAX_GPUS, "dst": fabrics.MAX_GPUS})
+        check.one_of("direction", self.direction, ("send", "receive", ""))
 
     @property
     def network(self) -> bool:
@@ -68,6 +77,11 @@ class NcclLog:
     trees: Mapping[tuple[int, int], tuple[tuple[int, ...], int]] = field(default_factory=dict)
     connections: tuple[Connection, ...] = ()
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, maxima={"coll_channels": MAX_CHANNELS})
+        if not all(isinstance(c, Connection) for c in self.connections):
+            raise TypeError("connections must be a tuple of Connection")
+
     def transports(self) -> list[str]:
         """The distinct transports of the connections, sorted."""
         return sorted({c.transport for c in self.connections})
@@ -85,6 +99,8 @@ def parse_nccl_log(lines: str | Iterable[str]) -> NcclLog:
     """
     if isinstance(lines, str):
         lines = lines.splitlines()
+    lines = check.sequence("lines", lines, lambda name, v: check.string(name, v, allow_empty=True), min_len=0,
+                           max_len=1_000_000)
     version, network, coll = "", "", None
     rings: dict[int, tuple[int, ...]] = {}
     trees: dict[tuple[int, int], tuple[tuple[int, ...], int]] = {}

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .. import check, results
+from .. import check, fabrics, results
 from ..fabrics import A100_INTRA_BYTES_PER_S
 
 #: NCCL's protocols, in the order NCCL numbers them.
@@ -45,6 +45,15 @@ class Protocol:
     busbw_cap: float  # bytes/s, inf when none
     per_channel_cap: float  # bytes/s per channel, inf when none
     source: str
+
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("busbw_factor", "busbw_cap", "per_channel_cap"),
+                              infinite=("busbw_cap", "per_channel_cap"), allow_empty=False,
+                              maxima={"base_latency_s": fabrics.MAX_LATENCY_S, "nvlink_hop_s": fabrics.MAX_LATENCY_S,
+                                      "net_hop_s": fabrics.MAX_LATENCY_S, "busbw_factor": 1.0})
+        check.one_of("name", self.name, PROTOCOLS)
+        check.one_of("algorithm", self.algorithm, ("ring", "tree"))
+        check.one_of("version", self.version, VERSIONS)
 
 
 def protocols(algorithm: str = "ring", version: str = "2.30.7") -> dict[str, Protocol]:
@@ -167,8 +176,9 @@ def channels_needed(busbw_bytes_per_s: float, per_channel_bytes_per_s: float | N
 def protocol_rows(sizes_bytes: Sequence[float] = (8, 4096, 65536, 2**20, 16 * 2**20, 256 * 2**20),
                   n: int = 8) -> list[dict[str, str]]:
     """Model time (µs) of each protocol at each size, and the pick (chapter "Protocols and channels")."""
+    sizes = check.sequence("sizes_bytes", sizes_bytes, lambda name, v: check.nonneg(name, v), max_len=256)
     rows = []
-    for s in sizes_bytes:
+    for s in sizes:
         row = {"size per GPU": _size_label(s)}
         for p in PROTOCOLS:
             row[f"{p} (µs)"] = f"{protocol_time(s, n, p) * 1e6:.1f}"

@@ -46,6 +46,10 @@ class DataParallelStep:
     exposed_s: float  # the part not hidden behind the backward pass
     step_s: float  # compute + exposed communication
 
+    def __post_init__(self) -> None:
+        fabrics._check_fields(self, positive=("gpus", "tokens_per_gpu", "compute_s", "step_s"),
+                              maxima={"gpus": fabrics.MAX_GPUS})
+
     @property
     def efficiency(self) -> float:
         """Scaling efficiency: time a perfectly scaling system would take / this step time."""
@@ -81,6 +85,7 @@ def data_parallel_step(system: System | str, gpus: int, params: float = BERT_LAR
     if not isinstance(sysm, fabrics.NodeNetwork):
         raise ValueError(f"system={system!r} is not known; allowed: an ampere.fabrics.NodeNetwork or one of "
                          f"{', '.join(known)}")
+    inter_algorithm = check.one_of("inter_algorithm", inter_algorithm, collectives.ALGORITHMS)
     gpus = check.positive_int("gpus", gpus)
     if (tokens_per_gpu is None) == (global_tokens is None):
         raise ValueError("give exactly one of tokens_per_gpu (weak scaling) or global_tokens (strong scaling)")
@@ -97,6 +102,10 @@ def data_parallel_step(system: System | str, gpus: int, params: float = BERT_LAR
     return DataParallelStep(gpus, tokens, compute, comm, exposed, compute + exposed)
 
 
+#: The most GPU counts :func:`crossover_gpus` tries (a bound on the work of one call).
+MAX_CANDIDATES = 64
+
+
 def crossover_gpus(system: System | str, candidates: Sequence[int] = tuple(2**k for k in range(1, 13)),
                    **kwargs: Any) -> int | None:
     """Smallest GPU count in ``candidates`` where the all-reduce takes longer than the compute, or None.
@@ -104,7 +113,9 @@ def crossover_gpus(system: System | str, candidates: Sequence[int] = tuple(2**k 
     Chapter: *NVLink, NVSwitch and collectives*, the seed's "beyond 16-32 V100s" claim. ``kwargs`` go to
     :func:`data_parallel_step` (give ``global_tokens`` for strong scaling).
     """
-    for n in candidates:
+    counts = check.sequence("candidates", candidates, lambda name, v: check.positive_int(name, v, maximum=fabrics.MAX_GPUS),
+                            max_len=MAX_CANDIDATES)
+    for n in counts:
         if data_parallel_step(system, n, **kwargs).comm_to_compute > 1:
             return n
     return None

@@ -27,6 +27,7 @@ The package, one file per concern, in the order of the chapter:
 * ``figures.py`` -- ``plot_*``: the chapter's figures, drawn on a given matplotlib axis.
 * ``chapter_tables.py`` -- ``format_rows``, ``error_checks``, ``tf32_peak_rows`` ...: the chapter's tables
   and checks as Markdown-ready rows. Pure.
+* ``claims.py`` -- :func:`claims_rows`: the claims-checked table, every number computed. Pure.
 * ``views.py`` -- ``show_tf32``, ``tf32_points``: the "How much faster is TF32?" section in one call.
 
 NumPy is the only import at package level: torch and matplotlib are imported inside the functions that
@@ -36,10 +37,11 @@ need them. :func:`tf32_enabled` and :func:`tf32_state` are the one TF32 switch o
 
 from __future__ import annotations
 
-# Beside __all__, the package re-exports the names the notebook and the tests use at this path (the chapter's
-# tables and views, MATMUL_PRECISIONS, ACCUMULATION_CASES, a few private helpers), as the module did.
+# __all__ lists every public name the chapter and its readers call; the private helpers re-exported below
+# (``_peak_for`` ...) are for the tests.
 from ..device import tf32_enabled, tf32_state  # the one TF32 switch of the package, re-exported
 from .bench import bench_main
+from .claims import claims_rows
 from .chapter_tables import (  # noqa: F401
     ACCUMULATION_CASES, accumulation_curves, census_rows, error_checks, error_rows, format_rows, rounding_rows,
     tf32_peak_rows, training_rows)
@@ -49,7 +51,7 @@ from .figures import (  # noqa: F401
     plot_training)
 from .formats import FLOAT_FORMATS, FORMATS, NumberFormat, bit_fields, format_table, get_format, render_table
 from .matmul_error import (EMULATED, ErrorSweep, accumulation_error_curve, dot_error_bound, emulated_matmul,
-                           error_vs_k, max_k_for_error, relative_error)
+                           error_vs_k, max_k_for_error, probabilistic_confidence, relative_error)
 from .measure import (_fp64_sizes, _supported_precisions, compare_tf32_with_emulation, measure_throughput,  # noqa: F401
                       tf32_conversion_probe)
 from .rounding import ROUNDING_MODES, round_to
@@ -61,15 +63,24 @@ from .training import TrainingRun, _emulated_matmul_function, train_digits_mlp  
 from .views import show_tf32, tf32_points  # noqa: F401
 
 __all__ = [
-    "NumberFormat", "FORMATS", "FLOAT_FORMATS", "ROUNDING_MODES", "get_format", "format_table",
-    "render_table", "bit_fields", "round_to", "round_tensor", "EMULATED", "emulated_matmul",
-    "relative_error", "ErrorSweep", "error_vs_k", "accumulation_error_curve", "dot_error_bound",
-    "max_k_for_error", "gradient_like_values", "range_census", "loss_scale_sweep", "best_loss_scale",
-    "TrainingRun", "train_digits_mlp", "published_tf32", "published_tf32_speedup", "printed_interval",
-    "published_tf32_bounds", "peak_ratio", "measure_throughput",
-    "throughput_rows", "tf32_speedups", "compare_tf32_with_emulation", "tf32_conversion_probe",
-    "recorded_results", "bench_main", "tf32_enabled", "tf32_state", "plot_bit_layouts",
-    "plot_error_vs_k", "plot_ranges", "plot_loss_scaling", "plot_training", "plot_throughput",
+    # formats and rounding
+    "NumberFormat", "FORMATS", "FLOAT_FORMATS", "ROUNDING_MODES", "get_format", "format_table", "render_table",
+    "bit_fields", "round_to", "round_tensor", "torch_agreement", "format_rows", "rounding_rows",
+    # the error of rounded matmuls and its bounds
+    "EMULATED", "emulated_matmul", "relative_error", "ErrorSweep", "error_vs_k", "accumulation_error_curve",
+    "dot_error_bound", "probabilistic_confidence", "max_k_for_error", "error_rows", "error_checks",
+    "ACCUMULATION_CASES", "accumulation_curves",
+    # range, loss scaling, training
+    "gradient_like_values", "range_census", "loss_scale_sweep", "best_loss_scale", "census_rows", "TrainingRun",
+    "train_digits_mlp", "training_rows",
+    # throughput: peaks, published and recorded timings, the GPU side
+    "MATMUL_PRECISIONS", "published_tf32", "published_tf32_speedup", "printed_interval", "published_tf32_bounds",
+    "peak_ratio", "tf32_peak_rows", "measure_throughput", "throughput_rows", "tf32_speedups",
+    "compare_tf32_with_emulation", "tf32_conversion_probe", "recorded_results", "bench_main", "tf32_enabled",
+    "tf32_state", "tf32_points", "show_tf32",
+    # figures and the claims
+    "plot_bit_layouts", "plot_error_vs_k", "plot_accumulation", "plot_ranges", "plot_loss_scaling", "plot_training",
+    "plot_throughput", "claims_rows",
 ]
 
 CHAPTER = "TF32 and the precision formats"

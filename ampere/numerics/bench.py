@@ -60,7 +60,11 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--precisions", nargs="+", default=list(MATMUL_PRECISIONS), choices=MATMUL_PRECISIONS)
     p.add_argument("--error-ks", type=int, nargs="+", default=None,
                    help="inner dimensions K of the error comparison (default 256 1024 4096; 64 256 on a CPU)")
-    args = p.parse_args(list(argv or []))
+    from .. import check
+
+    argv = [] if argv is None else check.sequence("argv", argv, lambda n, v: check.string(n, v, allow_empty=True),
+                                                  min_len=0, max_len=1000)
+    args = p.parse_args(argv)
     for n in args.sizes or []:
         if n < 24 or n % 8:
             p.error(f"--sizes {n}: sizes must be multiples of 8 and >= 24 (torch._int_mm on CUDA needs more than "

@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
+from .. import check
 from .dynamic_range import range_census
 from .formats import FORMATS, _fmt_value, get_format
 from .matmul_error import ErrorSweep, accumulation_error_curve
@@ -20,11 +23,11 @@ from .training import TrainingRun
 
 def format_rows(names: Iterable[str] | None = None) -> list[dict[str, str]]:
     """The formats as Markdown-ready rows: widths, extremes, epsilon, unit roundoff, digits, and the range in
-    decades twice (normal numbers only, and down to the smallest subnormal). Chapter *TF32 and the
+    decades twice (``decades (normal)``: normal numbers only; ``decades (all)``: down to the smallest subnormal). Chapter *TF32 and the
     precision formats*, section "Formats, derived from their bits".
     """
     out = []
-    for name in names or FORMATS:
+    for name in (list(FORMATS) if names is None else check.names("names", names, FORMATS, max_len=64)):
         f = get_format(name)
         g = (lambda v, spec: _fmt_value(v, spec))  # noqa: E731
         out.append({"format": f.label, "bits": str(f.storage_bits), "E": str(f.exponent_bits), "m": str(f.mantissa_bits),
@@ -33,7 +36,7 @@ def format_rows(names: Iterable[str] | None = None) -> list[dict[str, str]]:
                     "epsilon": g(f.epsilon, ".3g") if f.is_float else "",
                     "u": g(f.unit_roundoff, ".3g") if f.is_float else "", "digits": f"{f.decimal_digits:.2f}",
                     "decades (normal)": f"{f.normal_range_decades:.1f}",
-                    "decades (with subnormals)": f"{f.range_decades:.1f}" if f.is_float else ""})
+                    "decades (all)": f"{f.range_decades:.1f}" if f.is_float else ""})
     return out
 
 
@@ -41,21 +44,35 @@ def rounding_rows(values: Any) -> list[dict[str, str]]:
     """Each FP32 value rounded to BF16, FP16 and TF32 (nearest and truncate), printed to 9 digits.
     Chapter *TF32 and the precision formats*, section "Rounding, bit for bit"."""
     x = _float32_array("values", values).reshape(-1)
+    if x.size > 1000:
+        raise ValueError(f"values has {x.size} numbers; a table of rounding examples takes at most 1000")
     cols = {"BF16": ("bf16", "nearest"), "FP16": ("fp16", "nearest"), "TF32 nearest": ("tf32", "nearest"),
             "TF32 truncate": ("tf32", "truncate")}
     rounded = {k: round_to(x, f, m) for k, (f, m) in cols.items()}
     return [{"x (FP32)": f"{v:.9g}", **{k: f"{rounded[k][i]:.9g}" for k in cols}} for i, v in enumerate(x)]
 
 
+def _sweep(sweep: Any) -> ErrorSweep:
+    if not isinstance(sweep, ErrorSweep):
+        raise TypeError(f"sweep must be an ErrorSweep (from error_vs_k), got {type(sweep).__name__}")
+    return sweep
+
+
 def error_rows(sweep: ErrorSweep) -> list[dict[str, str]]:
     """The error sweep as Markdown-ready rows (K, then one column per case). Chapter *TF32 and the precision
     formats*, section "Error that grows with K"."""
+    _sweep(sweep)
     return [{"K": str(k), **{c: f"{sweep.at(c, k):.2e}" for c in sweep.errors}} for k in sweep.ks]
 
 
 def error_checks(sweep: ErrorSweep) -> dict[str, bool]:
     """The chapter's four statements about an :func:`error_vs_k` sweep, as booleans that hold on any machine.
     Chapter *TF32 and the precision formats*, section "Error that grows with K"."""
+    _sweep(sweep)
+    missing = {"fp32", "tf32", "tf32 truncate", "fp16"} - set(sweep.errors)
+    if missing:
+        raise ValueError(f"sweep lacks the cases {sorted(missing)} the four statements compare; run error_vs_k with "
+                         "its default cases")
     u_tf32, u_fp32 = FORMATS["tf32"].unit_roundoff, FORMATS["fp32"].unit_roundoff
     ks = sweep.ks
     return {
@@ -83,6 +100,7 @@ ACCUMULATION_CASES: dict[str, tuple[str, str, str]] = {
 def accumulation_curves(k_max: int = 4096) -> dict[str, dict[str, list[float]]]:
     """:func:`accumulation_error_curve` for every case of :data:`ACCUMULATION_CASES` (positive inputs).
     Chapter *TF32 and the precision formats*, section "Error that grows with K"."""
+    k_max = check.positive_int("k_max", k_max, maximum=16384)  # four term-by-term passes of k_max steps each
     return {label: accumulation_error_curve(k_max, i, a, mode=m) for label, (i, a, m) in ACCUMULATION_CASES.items()}
 
 
@@ -90,6 +108,10 @@ def census_rows(values: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "fp
                 ) -> list[dict[str, str]]:
     """:func:`range_census` of ``values`` in each format, in percent. Chapter *TF32 and the precision formats*,
     section "Dynamic range"."""
+    names = check.names("names", names, [k for k, f in FORMATS.items() if f.is_float], max_len=16)
+    values = _float32_array("values", values)
+    if not np.isfinite(values).any() or not np.any(values[np.isfinite(values)]):
+        raise ValueError("values holds no finite nonzero value")
     out = []
     for n in names:
         c = range_census(values, n)
@@ -97,8 +119,17 @@ def census_rows(values: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "fp
     return out
 
 
+def _run(name: str, run: Any) -> TrainingRun:
+    if not isinstance(run, TrainingRun):
+        raise TypeError(f"{name} must be a TrainingRun (from train_digits_mlp), got {type(run).__name__}")
+    if not run.epoch_losses:
+        raise ValueError(f"{name} has no epoch losses")
+    return run
+
+
 def training_rows(runs: Sequence[TrainingRun]) -> list[dict[str, str]]:
     """:func:`train_digits_mlp` runs as Markdown-ready rows. Chapter *TF32 and the precision formats*."""
+    runs = check.sequence("runs", runs, _run, min_len=0, max_len=100)
     return [{"precision": r.precision, "backend": r.backend, "final loss": f"{r.epoch_losses[-1]:.4f}",
              "train acc %": f"{100 * r.train_accuracy:.2f}", "test acc %": f"{100 * r.test_accuracy:.2f}",
              "seconds": f"{r.seconds:.2f}"} for r in runs]

@@ -17,6 +17,9 @@ from .. import check
 from .formats import FLOAT_FORMATS, get_format
 from .rounding import _float32_array
 
+#: Loss scales 2^k are searched for |k| up to this: FP32 gradients span 2^-149 to 2^128.
+_MAX_LOG2 = 300
+
 
 def gradient_like_values(n: int = 200_000, log10_low: float = -25.0, log10_high: float = 5.0,
                          seed: int = 0, distribution: str = "loguniform", log10_mean: float = -8.0,
@@ -27,20 +30,20 @@ def gradient_like_values(n: int = 200_000, log10_low: float = -25.0, log10_high:
     (30 decades by default). ``"lognormal"``: log10 |g| ~ Normal(log10_mean, log10_std), the bell-shaped
     histograms gradients show in practice. Chapter *TF32 and the precision formats*, section "Dynamic range".
     """
-    n = check.positive_int("n", n)
+    n = check.bounded_int("n", n, 1, 10**7, why="values held in memory at once")
     check.one_of("distribution", distribution, ("loguniform", "lognormal"))
     rng = np.random.default_rng(check.nonneg_int("seed", seed))
+    # FP32 holds magnitudes from 1.4e-45 (below: zero) to 3.4e38 (above: overflow)
+    log10_low = check.bounded("log10_low", log10_low, -60.0, 38.0, why="FP32 magnitudes, with room below zero")
+    log10_high = check.bounded("log10_high", log10_high, -60.0, 38.0, why="FP32 overflows above 3.4e38")
+    log10_mean = check.bounded("log10_mean", log10_mean, -60.0, 38.0, why="FP32 magnitudes")
+    log10_std = check.positive("log10_std", log10_std, maximum=50.0)
     if distribution == "loguniform":
-        log10_low, log10_high = check.real("log10_low", log10_low), check.real("log10_high", log10_high)
-        if not log10_low < log10_high <= 38:
-            raise ValueError(f"log10_low={log10_low}, log10_high={log10_high}: need low < high <= 38 "
-                             "(FP32 overflows above 3.4e38)")
+        if not log10_low < log10_high:
+            raise ValueError(f"log10_low={log10_low} must be below log10_high={log10_high}")
         exps = rng.uniform(log10_low, log10_high, n)
-    elif distribution == "lognormal":
-        log10_std = check.positive("log10_std", log10_std)
-        exps = rng.normal(log10_mean, log10_std, n)
     else:
-        raise ValueError(f"distribution={distribution!r} is not allowed; allowed: 'loguniform', 'lognormal'")
+        exps = rng.normal(log10_mean, log10_std, n)
     signs = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     return (signs * 10.0 ** np.minimum(exps, 38.0)).astype(np.float32)
 
@@ -77,9 +80,12 @@ def loss_scale_sweep(grads: Any, fmt: str = "fp16",
     static loss scaling does to the gradient histogram (Micikevicius et al. 2018). Chapter *TF32 and the
     precision formats*, section "Loss scaling".
     """
+    check.one_of("fmt", fmt, FLOAT_FORMATS)
     g = _float32_array("grads", grads).astype(np.float64)
+    scales = check.sequence("log2_scales", log2_scales,
+                            lambda name, k: check.integer(name, k, minimum=-_MAX_LOG2, maximum=_MAX_LOG2), max_len=1000)
     rows = []
-    for k in (check.integer("log2_scales", k) for k in log2_scales):
+    for k in scales:
         census = range_census(g * 2.0**k, fmt)
         rows.append({"log2_scale": int(k), "scale": 2.0**k, "zero": census["zero"],
                      "subnormal": census["subnormal"], "overflow": census["overflow"]})
@@ -91,13 +97,23 @@ def best_loss_scale(grads: Any, fmt: str = "fp16", max_log2: int = 40) -> int:
     dynamic loss scaling (halve on overflow, grow otherwise) settles. Chapter *TF32 and the precision formats*.
     """
     check.one_of("fmt", fmt, FLOAT_FORMATS)
-    max_log2 = check.integer("max_log2", max_log2)
+    max_log2 = check.integer("max_log2", max_log2, minimum=-_MAX_LOG2, maximum=_MAX_LOG2)
     f = get_format(fmt)
     g = np.abs(_float32_array("grads", grads).astype(np.float64))
     peak = float(np.max(g[np.isfinite(g)])) if g.size else 0.0
     if peak == 0:
         return max_log2
-    k = math.floor(math.log2(f.overflow_threshold / peak))
-    while k > -200 and peak * 2.0**k >= f.overflow_threshold:  # the floor may sit on the threshold
+    threshold = f.overflow_threshold  # inf for FP64: there the largest finite double is the limit
+
+    def overflows(k: int) -> bool:
+        try:
+            scaled = math.ldexp(peak, k)
+        except OverflowError:
+            return True
+        return scaled >= threshold if math.isfinite(threshold) else math.isinf(scaled)
+
+    limit = threshold if math.isfinite(threshold) else f.max_normal
+    k = math.floor(math.log2(limit) - math.log2(peak))
+    while k > -2000 and overflows(k):  # the floor may sit on the threshold
         k -= 1
     return min(k, max_log2)

@@ -12,10 +12,17 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .formats import FORMATS, bit_fields
+from .. import check
+from .formats import FLOAT_FORMATS, FORMATS, bit_fields
 from .matmul_error import ErrorSweep
 from .throughput import MATMUL_PRECISIONS
 from .training import TrainingRun
+
+
+def _ax(ax: Any, method: str = "plot") -> Any:
+    from ..plots import axes
+
+    return axes("ax", ax, method)
 
 
 _FIELD_COLORS = {"sign": "#d62728", "exponent": "#1f77b4", "mantissa": "#76b900", "unused": "#dddddd",
@@ -28,6 +35,8 @@ def plot_bit_layouts(ax: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "f
                                                       "int8")) -> None:
     """Bit layouts as stacked bars, one row per format, most significant bit on the left (chapter *TF32 and
     the precision formats*, figure "bit layouts")."""
+    _ax(ax, "barh")
+    names = check.names("names", names, FORMATS, max_len=16)
     for row, name in enumerate(names):
         y = len(names) - 1 - row
         start = 0
@@ -51,6 +60,10 @@ def plot_bit_layouts(ax: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "f
 def plot_error_vs_k(ax: Any, sweep: ErrorSweep, bound_format: str = "fp32") -> None:
     """Measured median relative error per K and case, the input-rounding levels u_in, and sqrt(K) u / K u of
     the accumulation format (chapter *TF32 and the precision formats*, figure "error versus K")."""
+    _ax(ax, "loglog")
+    if not isinstance(sweep, ErrorSweep):
+        raise TypeError(f"sweep must be an ErrorSweep (from error_vs_k), got {type(sweep).__name__}")
+    check.one_of("bound_format", bound_format, FLOAT_FORMATS)
     ks = np.asarray(sweep.ks, dtype=float)
     for label, errs in sweep.errors.items():
         # FP16 and TF32 inputs give the same error (same 10-bit mantissa): FP16 gets open squares drawn on top,
@@ -74,6 +87,14 @@ def plot_ranges(ax: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "fp16",
                 sample: Any = None) -> None:
     """Representable magnitudes per format on a log10 axis: subnormals light, normals dark; ``sample``
     (optional) is drawn as a histogram of log10 |x| above. Chapter *TF32 and the precision formats*."""
+    from .rounding import _float32_array
+
+    _ax(ax, "barh")
+    names = check.names("names", names, FLOAT_FORMATS, max_len=16)
+    if sample is not None:
+        sample = _float32_array("sample", sample).astype(np.float64)
+        if not np.any(np.isfinite(sample) & (sample != 0)):
+            raise ValueError("sample holds no finite nonzero value to draw")
     for row, name in enumerate(names):
         f = FORMATS[name]
         y = len(names) - 1 - row
@@ -84,17 +105,29 @@ def plot_ranges(ax: Any, names: Sequence[str] = ("fp32", "tf32", "bf16", "fp16",
     ax.set_yticklabels([FORMATS[n].label for n in reversed(names)])
     ax.set_xlabel("log10 of the magnitude (light: subnormals, dark: normals)")
     if sample is not None:
-        mag = np.abs(np.asarray(sample, dtype=np.float64))
-        mag = mag[mag > 0]
+        mag = np.abs(sample)
+        mag = mag[(mag > 0) & np.isfinite(mag)]
         hist, edges = np.histogram(np.log10(mag), bins=60)
         top = len(names) - 0.4
         ax.fill_between(edges[:-1], top, top + 1.2 * hist / hist.max(), step="post", color="#444444", alpha=0.5)
         ax.set_ylim(-0.6, top + 1.4)
 
 
+def _loss_row(name: str, row: Any) -> Mapping[str, float]:
+    """A row of :func:`loss_scale_sweep`: ``log2_scale`` and the fractions ``zero``, ``subnormal``, ``overflow``."""
+    row = check.mapping(name, row)
+    check.integer(f"{name}['log2_scale']", row.get("log2_scale"))
+    for key in ("zero", "subnormal", "overflow"):
+        check.fraction(f"{name}[{key!r}]", row.get(key))
+    return row
+
+
 def plot_loss_scaling(ax: Any, rows: Sequence[Mapping[str, float]], best: int | None = None) -> None:
     """Fractions flushed to zero, subnormal and overflowing versus log2 of the loss scale (chapter *TF32 and
     the precision formats*, figure "loss scaling")."""
+    _ax(ax)
+    rows = check.sequence("rows", rows, _loss_row, max_len=10_000)
+    best = check.optional(check.integer, "best", best, minimum=-1000, maximum=1000)
     k = [r["log2_scale"] for r in rows]
     ax.plot(k, [100 * r["zero"] for r in rows], color="#1f77b4", label="flushed to zero")
     ax.plot(k, [100 * r["subnormal"] for r in rows], color="#76b900", linestyle="--", label="subnormal (fewer bits)")
@@ -107,6 +140,14 @@ def plot_loss_scaling(ax: Any, rows: Sequence[Mapping[str, float]], best: int | 
 
 def plot_training(ax: Any, runs: Sequence[TrainingRun]) -> None:
     """Training-loss curves of :func:`train_digits_mlp` runs (chapter *TF32 and the precision formats*)."""
+    _ax(ax)
+
+    def run(name: str, r: Any) -> TrainingRun:
+        if not isinstance(r, TrainingRun):
+            raise TypeError(f"{name} must be a TrainingRun (from train_digits_mlp), got {type(r).__name__}")
+        return r
+
+    runs = check.sequence("runs", runs, run, max_len=100)
     styles = {"fp32": ("-", 3.0), "tf32": ("--", 1.5), "bf16": (":", 1.5), "fp16": ("-.", 1.5)}
     for r in runs:
         style, width = styles.get(r.precision, ("-", 1.5))
@@ -120,6 +161,17 @@ def plot_training(ax: Any, runs: Sequence[TrainingRun]) -> None:
 
 def plot_throughput(ax: Any, rows: Sequence[Mapping[str, Any]], label: str = "") -> None:
     """TFLOP/s per precision and size from :func:`throughput_rows` (chapter *TF32 and the precision formats*)."""
+    _ax(ax, "bar")
+
+    def row(name: str, r: Any) -> Mapping[str, Any]:
+        r = check.mapping(name, r)
+        check.one_of(f"{name}['precision']", r.get("precision"), MATMUL_PRECISIONS)
+        check.positive_int(f"{name}['n']", r.get("n"))
+        check.nonneg(f"{name}['tflops']", r.get("tflops"))
+        return r
+
+    rows = check.sequence("rows", rows, row, max_len=10_000)
+    label = check.string("label", label, allow_empty=True)
     precisions = [p for p in MATMUL_PRECISIONS if any(r["precision"] == p for r in rows)]
     sizes = sorted({int(r["n"]) for r in rows})
     width = 0.8 / max(1, len(sizes))
@@ -144,6 +196,14 @@ def _size_color(i: int, n: int) -> str:
 def plot_accumulation(ax: Any, curves: Mapping[str, Mapping[str, Sequence[float]]], u_format: str = "fp16") -> None:
     """Componentwise error against K of :func:`accumulation_curves`, with K u and sqrt(K) u of ``u_format``.
     Chapter *TF32 and the precision formats*, section "Error that grows with K"."""
+    _ax(ax, "loglog")
+    curves = check.mapping("curves", curves, allow_empty=False)
+    for label, cur in curves.items():
+        cur = check.mapping(f"curves[{label!r}]", cur)
+        ks = check.sequence(f"curves[{label!r}]['k']", cur.get("k"), check.positive, max_len=100_000)
+        check.sequence(f"curves[{label!r}]['error']", cur.get("error"), check.nonneg, min_len=len(ks),
+                       max_len=len(ks))
+    check.one_of("u_format", u_format, FLOAT_FORMATS)
     colors = {"FP16": "#ff7f0e", "BF16": "#1f77b4", "TF32 inputs (nearest)": "#76b900", "TF32 inputs (truncate)": "#4f7c00"}
     for label, cur in curves.items():
         color = next((c for k, c in colors.items() if label.startswith(k)), "black")

@@ -37,6 +37,22 @@ class NumberFormat:
     source: str = "ieee754"  # bib key of the definition
     note: str = ""
 
+    def __post_init__(self) -> None:
+        for field_name in ("name", "label", "source"):
+            check.string(f"NumberFormat.{field_name}", getattr(self, field_name), max_len=64)
+        check.string("NumberFormat.note", self.note, allow_empty=True, max_len=1000)
+        check.one_of("NumberFormat.kind", self.kind, ("float", "int"))
+        if self.kind == "float":  # a float needs an exponent; 15 bits is IEEE quadruple's, the widest there is
+            check.bounded_int("NumberFormat.exponent_bits", self.exponent_bits, 2, 15, why="2 (FP8 E5M2 has 5) to 15")
+            check.bounded_int("NumberFormat.mantissa_bits", self.mantissa_bits, 1, 112, why="1 to IEEE quadruple's 112")
+        else:
+            check.bounded_int("NumberFormat.exponent_bits", self.exponent_bits, 0, 0, why="an integer has none")
+            check.bounded_int("NumberFormat.mantissa_bits", self.mantissa_bits, 1, 63, why="value bits of an integer")
+        bits = 1 + self.exponent_bits + self.mantissa_bits
+        check.bounded_int("NumberFormat.storage_bits", self.storage_bits, bits, 128,
+                          why=f"at least the {bits} bits of sign, exponent and mantissa")
+        check.boolean("NumberFormat.inf_nan_code", self.inf_nan_code)
+
     @property
     def bits(self) -> int:
         """Bits that carry information: sign + exponent + mantissa (19 for TF32)."""
@@ -156,7 +172,8 @@ def get_format(fmt: str | NumberFormat) -> NumberFormat:
 def format_table(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """Rows of derived figures for ``names`` (default: all of :data:`FORMATS`), chapter *TF32 and the
     precision formats*, section "Formats, derived from their bits"."""
-    return [get_format(n).row() for n in (names or FORMATS)]
+    chosen = list(FORMATS) if names is None else check.names("names", names, FORMATS, max_len=64)
+    return [FORMATS[n].row() for n in chosen]
 
 
 def _fmt_value(v: Any, spec: str) -> str:
@@ -174,11 +191,20 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | Non
     ``formats`` maps a column to a format spec (default ``.3g``); ``headers`` renames columns. Chapter *TF32
     and the precision formats* prints its tables with it.
     """
+    rows = check.sequence("rows", rows, check.mapping, min_len=0, max_len=100_000)
     if not rows:
         return "(no rows)"
-    columns = list(columns or rows[0].keys())
-    formats = dict(formats or {})
-    headers = dict(headers or {})
+    known = list(dict.fromkeys(k for r in rows for k in r))
+    columns = list(rows[0].keys()) if columns is None else check.names("columns", columns, known, max_len=200)
+    formats = check.mapping("formats", formats) if formats is not None else {}
+    for c, spec in formats.items():
+        check.string(f"formats[{c!r}]", spec)
+        try:
+            format(1.0, spec)
+        except ValueError:
+            raise ValueError(f"formats[{c!r}]={spec!r} is not a format spec for a number (e.g. '.3g')") from None
+    headers = {c: check.string(f"headers[{c!r}]", h, allow_empty=True)
+               for c, h in (check.mapping("headers", headers) if headers is not None else {}).items()}
     cells = [[headers.get(c, c) for c in columns]]
     for r in rows:
         cells.append([r[c] if isinstance(r.get(c), str) else _fmt_value(r.get(c), formats.get(c, ".3g"))

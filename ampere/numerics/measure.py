@@ -113,7 +113,22 @@ def _measure_square(precision: str, n: int, dev: Any, spec: Any, warmup_s: float
     return rec
 
 
-def measure_throughput(sizes: Sequence[int] = (2048, 4096, 8192), precisions: Sequence[str] = MATMUL_PRECISIONS,
+#: Default sizes on a GPU and on a CPU (where the functions test the code path, not a GPU), and the largest size.
+GPU_SIZES, CPU_SIZES, MAX_SIZE = (2048, 4096, 8192), (128, 256), 65536
+
+
+def _device_and_info(device: Any, info: Any) -> tuple[Any, Any]:
+    """The probed device info and the torch device to use (``device`` checked with :func:`ampere.check.device`)."""
+    import torch
+
+    from .. import device as _device
+
+    info = info or _device.probe()
+    dev = torch.device(check.device("device", device)) if device is not None else _device.torch_device(info)
+    return dev, info
+
+
+def measure_throughput(sizes: Sequence[int] | None = None, precisions: Sequence[str] = MATMUL_PRECISIONS,
                        device: Any = None, warmup_s: float = 1.0, min_time_s: float = 0.2, max_time_s: float = 5.0,
                        progress: Callable[[dict[str, Any]], None] | None = None, info: Any = None
                        ) -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -123,18 +138,19 @@ def measure_throughput(sizes: Sequence[int] = (2048, 4096, 8192), precisions: Se
     the first size of each precision, a tenth after), CUDA events; int8 uses ``torch._int_mm``. Each record
     holds TFLOP/s (TOP/s for int8) from the median and, on a catalogued GPU, % of the dense peak; FP64 is
     compared with the FP64 tensor-core peak where the GPU has one (cuBLAS DGEMM runs there). Out of memory
-    at one size skips the larger sizes of that precision, with the reason. Chapter *TF32 and the precision
-    formats*, section "How much faster is TF32?".
+    at one size skips the larger sizes of that precision, with the reason. ``sizes`` defaults to 2048, 4096 and
+    8192 on a GPU, 128 and 256 on a CPU. Chapter *TF32 and the precision formats*, section "How much faster is
+    TF32?".
     """
     import torch
 
-    from .. import device as _device
-
-    sizes = [check.positive_int("sizes", n) for n in sizes]
+    precisions = check.names("precisions", precisions, MATMUL_PRECISIONS, max_len=len(MATMUL_PRECISIONS))
     for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
-        check.nonneg(name, v)
-    info = info or _device.probe()
-    dev = torch.device(device) if device is not None else _device.torch_device(info)
+        check.nonneg(name, v, maximum=600.0)
+    progress = check.optional(check.function, "progress", progress)
+    dev, info = _device_and_info(device, info)
+    sizes = list(GPU_SIZES if dev.type == "cuda" else CPU_SIZES) if sizes is None else check.sequence(
+        "sizes", sizes, lambda name, n: check.positive_int(name, n, maximum=MAX_SIZE), max_len=64)
     run, skipped = _supported_precisions(info, dev, precisions)
     spec = info.spec if dev.type == "cuda" else None
     records: list[dict[str, Any]] = []
@@ -162,8 +178,8 @@ def _distance(c: np.ndarray, emulated: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(c.astype(np.float64) - emulated.astype(np.float64)) / np.linalg.norm(ref))
 
 
-def compare_tf32_with_emulation(device: Any = None, ks: Sequence[int] = (256, 1024, 4096), m: int = 512,
-                                n: int = 512, seed: int = 0) -> list[dict[str, Any]]:
+def compare_tf32_with_emulation(device: Any = None, ks: Sequence[int] | None = None, m: int | None = None,
+                                n: int | None = None, seed: int = 0) -> list[dict[str, Any]]:
     """The device's TF32 matmul against the CPU emulation on the same random normal inputs, per K.
 
     For each K: relative errors (vs an FP64 reference computed on the CPU) of the device's TF32 and strict
@@ -171,18 +187,22 @@ def compare_tf32_with_emulation(device: Any = None, ks: Sequence[int] = (256, 10
     between the device result and each emulation. If the device rounds its inputs the way the emulation
     does, the device/emulation distance is at the FP32 accumulation level, far below the TF32 error
     itself. ``tf32_active`` says whether TF32 tensor cores really ran (False on a CPU or a pre-sm80 GPU,
-    where the "TF32" product is strict FP32). Chapter *TF32 and the precision formats*, section "Measured
-    on a GPU".
+    where the "TF32" product is strict FP32). Defaults: K of 256, 1024 and 4096 with 512 x 512 outputs on a GPU,
+    K of 64 and 256 with 64 x 64 outputs on a CPU. Chapter *TF32 and the precision formats*, section "How much
+    faster is TF32?".
     """
     import torch
 
-    from .. import device as _device
-
-    m, n = check.positive_int("m", m), check.positive_int("n", n)
-    ks = [check.positive_int("ks", k) for k in ks]
-    seed = check.nonneg_int("seed", seed)
-    info = _device.probe()
-    dev = torch.device(device) if device is not None else _device.torch_device(info)
+    dev, info = _device_and_info(device, None)
+    gpu = dev.type == "cuda"
+    m = (512 if gpu else 64) if m is None else check.positive_int("m", m, maximum=4096)
+    n = (512 if gpu else 64) if n is None else check.positive_int("n", n, maximum=4096)
+    ks = ([256, 1024, 4096] if gpu else [64, 256]) if ks is None else check.sequence(
+        "ks", ks, lambda name, k: check.positive_int(name, k, maximum=65536), max_len=16)
+    seed = check.nonneg_int("seed", seed, maximum=2**63 - 1)
+    if max(ks) * max(m, n) > 2**26:
+        raise ValueError(f"ks up to {max(ks)} with m={m}, n={n}: {max(ks) * max(m, n):,} elements per input, more "
+                         f"than the {2**26:,} (256 MiB of FP32) the comparison allows")
     active = dev.type == "cuda" and info.tf32
     gen = torch.Generator().manual_seed(seed)
     out = []
@@ -221,12 +241,9 @@ def tf32_conversion_probe(device: Any = None, size: int = 512, seed: int = 0) ->
     """
     import torch
 
-    from .. import device as _device
-
-    size = check.integer("size", size, minimum=16)
+    size = check.bounded_int("size", size, 16, 8192, why="a size x size matrix and an identity of that size")
     seed = check.nonneg_int("seed", seed)
-    info = _device.probe()
-    dev = torch.device(device) if device is not None else _device.torch_device(info)
+    dev, info = _device_and_info(device, None)
     rng = np.random.default_rng(seed)
     count = size * size
     exps = rng.integers(127 - 20, 127 + 20, count, dtype=np.uint32)  # moderate magnitudes: no overflow

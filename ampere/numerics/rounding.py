@@ -53,7 +53,10 @@ def _float32_array(name: str, x: Any, dtype: Any = np.float32) -> np.ndarray:
                         f"got {x!r} ({type(x).__name__})")
     if type(x).__module__.startswith("torch"):
         x = x.detach().to("cpu").double().numpy()
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
+        raise ValueError(f"{name} must be a rectangular array of numbers: {exc}") from None
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold integers or floats, got an array of dtype {arr.dtype}")
     return np.array(arr, dtype=dtype)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import check
 from .formats import FORMATS
-from .rounding import _check_mode, round_to
+from .rounding import ROUNDING_MODES, _check_mode, round_to
 
 
 def round_tensor(t: Any, fmt: str, mode: str = "nearest") -> Any:
@@ -26,7 +26,14 @@ def round_tensor(t: Any, fmt: str, mode: str = "nearest") -> Any:
     """
     import torch
 
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"t must be a torch tensor, got {type(t).__name__}")
+    if t.dtype.is_complex or not (t.dtype.is_floating_point or t.dtype in (torch.int8, torch.int16, torch.int32,
+                                                                          torch.int64, torch.uint8)):
+        raise TypeError(f"t must hold real numbers, got a tensor of dtype {t.dtype}")
+    check.one_of("fmt", fmt, ("fp32", "fp64", *ROUNDING_MODES))
     if fmt in ("fp32", "fp64"):
+        check.one_of("mode", mode, ("nearest",))
         return t
     _check_mode(fmt, mode)
     t = t.to(torch.float32)
@@ -58,7 +65,8 @@ def torch_agreement(count: int = 1_000_000, seed: int = 2026) -> dict[str, bool]
     """
     import torch
 
-    count, seed = check.positive_int("count", count), check.nonneg_int("seed", seed)
+    count = check.bounded_int("count", count, 1, 50_000_000, why="random bit patterns held in memory at once")
+    seed = check.nonneg_int("seed", seed, maximum=2**63 - 1)
     rng = np.random.default_rng(seed)
     bits = np.concatenate([rng.integers(0, 2**32, count, dtype=np.uint64).astype(np.uint32),
                            np.array(_SPECIAL_BITS, dtype=np.uint32)])

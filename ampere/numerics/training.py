@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import check
 from ..device import tf32_enabled
+from .rounding import ROUNDING_MODES, _check_mode
 from .torch_rounding import round_tensor
 
 
@@ -33,8 +34,22 @@ class TrainingRun:
     seconds: float
     params: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.precision = check.one_of("TrainingRun.precision", self.precision, _TRAIN_PRECISIONS)
+        self.backend = check.one_of("TrainingRun.backend", self.backend, _BACKENDS)
+        self.device = check.string("TrainingRun.device", self.device, max_len=64)
+        self.epoch_losses = check.sequence("TrainingRun.epoch_losses", self.epoch_losses, check.nonneg,
+                                           max_len=_MAX_EPOCHS)
+        self.train_accuracy = check.fraction("TrainingRun.train_accuracy", self.train_accuracy)
+        self.test_accuracy = check.fraction("TrainingRun.test_accuracy", self.test_accuracy)
+        self.seconds = check.nonneg("TrainingRun.seconds", self.seconds)
+        self.params = check.mapping("TrainingRun.params", self.params)
+
 
 _TRAIN_PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+_BACKENDS = ("emulated", "native")
+#: Bounds of the experiment (each epoch is 22 batches of 64 on 1,347 training images).
+_MAX_EPOCHS, _MAX_HIDDEN = 1000, 4096
 
 
 def _emulated_matmul_function():
@@ -85,11 +100,17 @@ def train_digits_mlp(precision: str = "fp32", *, epochs: int = 30, hidden: int =
     import torch
 
     check.one_of("precision", precision, _TRAIN_PRECISIONS)
-    check.one_of("backend", backend, ("emulated", "native"))
-    epochs, hidden = check.positive_int("epochs", epochs), check.positive_int("hidden", hidden)
-    batch_size, lr = check.positive_int("batch_size", batch_size), check.positive("lr", lr)
-    seed = check.nonneg_int("seed", seed)
-    dev = torch.device(device)
+    check.one_of("backend", backend, _BACKENDS)
+    if precision in ROUNDING_MODES:
+        _check_mode(precision, mode)
+    else:
+        check.one_of("mode", mode, ("nearest",))
+    epochs = check.positive_int("epochs", epochs, maximum=_MAX_EPOCHS)
+    hidden = check.positive_int("hidden", hidden, maximum=_MAX_HIDDEN)
+    batch_size = check.positive_int("batch_size", batch_size, maximum=2048)
+    lr = check.positive("lr", lr, maximum=10.0)
+    seed = check.nonneg_int("seed", seed, maximum=2**32 - 1)  # scikit-learn's random_state limit
+    dev = torch.device(check.device("device", device))
     if backend == "native" and dev.type != "cuda":
         raise ValueError(f"backend='native' needs a CUDA device, got device={str(dev)!r}; use backend='emulated'")
     x_tr, x_te, y_tr, y_te = _digits_split(seed)

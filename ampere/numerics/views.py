@@ -38,8 +38,14 @@ def tf32_points(info: Any = None, records: Sequence[Mapping[str, Any]] | None = 
         key = gemm.peak_precision_for(spec, p) if spec is not None else None
         return spec.peak_flops(key) / 1e12 if key else None
 
+    from .throughput import _records
+
+    min_n = check.positive_int("min_n", min_n, maximum=2**20)
+    records = _records(records) if records is not None else []
     label = {"fp32": "FP32 (TF32 off)", "tf32": "TF32"}
     pts = []
+    if info is not None and not callable(getattr(info, "label", None)):
+        raise TypeError(f"info must be a DeviceInfo (ampere.device.device_info()) or None, got {type(info).__name__}")
     gpu_here = (getattr(info, "spec_name", None) or info.label()) if info is not None else "this GPU"
     for r in throughput_rows(records or ()):
         if r["precision"] in label and r["n"] >= min_n:
@@ -76,6 +82,7 @@ def show_tf32(info: Any, *, measure: bool | None = None, sizes: Sequence[int] = 
     from .. import tables, views
 
     run = bool(getattr(info, "tf32", False)) if measure is None else check.boolean("measure", measure)
+    sizes = check.sequence("sizes", sizes, lambda name, n: check.positive_int(name, n, maximum=65536), max_len=8)
     records: list[dict[str, Any]] = []
     if run:
         dev = _device.torch_device(info)

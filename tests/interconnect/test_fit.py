@@ -41,5 +41,11 @@ def test_fit_rejects_bad_input():
         ic.fit_alpha_beta("all_reduce", 1, [1e3, 1e4], [1e-4, 2e-4])
     with pytest.raises(ValueError, match="times_s"):
         ic.fit_alpha_beta("all_reduce", 2, [1e3, 1e4], [0.0, 2e-4])
-    with pytest.raises(ValueError, match="at least 4 sizes"):
+    with pytest.raises(ValueError, match="sizes_bytes and times_s need at least 4 points"):
         ic.holdout_check([1, 2, 3], [1, 2, 3], "all_reduce", 2)
+    with pytest.raises(TypeError, match="sizes_bytes"):
+        ic.holdout_check(None, [1, 2, 3, 4], "all_reduce", 2)
+    with pytest.raises(TypeError, match="times_s"):
+        ic.fit_alpha_beta("all_reduce", 2, [1e3, 1e4], 5)
+    with pytest.raises(ValueError, match="inter_algorithm"):
+        ic.data_parallel_step("DGX A100 (NVLink 3, NVSwitch)", 16, tokens_per_gpu=4096.0, inter_algorithm="bus")

@@ -44,7 +44,7 @@ def test_parse_handles_other_transports_and_refuses_non_strings():
     rails = ic.ring_rails(log, 2)  # ranks 0-1 on node 0, 2-3 on node 1: crossings 1->2 (NIC 3) and 3->0 (NIC 1)
     assert rails[0]["nics"] == [1, 3] and rails[0]["rail_aligned"] is False
     assert ic.parse_nccl_log([]) == ic.NcclLog()
-    with pytest.raises(TypeError, match="lines must be strings"):
+    with pytest.raises(TypeError, match=r"lines\[0\] must be a string"):
         ic.parse_nccl_log([b"bytes"])
     with pytest.raises(TypeError, match="NcclLog"):
         ic.ring_rails({}, 8)

@@ -51,7 +51,7 @@ def test_format_table_and_render():
     assert "FP8 E4M3" in text and "448" in text and "65500" not in text
     assert "65504" in N.render_table(N.format_table(["fp16"]), ["format", "max"], {"max": ".6g"})
     assert N.render_table([]) == "(no rows)"
-    with pytest.raises(ValueError, match="fmt must be one of .*got 'fp12'"):
+    with pytest.raises(ValueError, match=r"names\[0\] must be one of .*got 'fp12'"):
         N.format_table(["fp12"])
 
 

@@ -73,9 +73,15 @@ def test_bounds_and_max_k():
     u16, u32, u_tf32 = 2.0**-11, 2.0**-24, 2.0**-11
     assert N.dot_error_bound(10, "fp16", "fp16") == pytest.approx(10 * u16 / (1 - 10 * u16))
     assert N.dot_error_bound(10, "fp32", "fp32") == pytest.approx(10 * u32 / (1 - 10 * u32))
-    assert N.dot_error_bound(100, "tf32", "fp32") == pytest.approx(2 * u_tf32 + u_tf32**2 + 100 * u32, rel=1e-6)
-    assert N.dot_error_bound(10_000, "fp16", "fp16") == math.inf
-    assert N.dot_error_bound(4096, "fp16", "fp16", "probabilistic") < N.dot_error_bound(4096, "fp16", "fp16", "worst")
+    # the exact form: (1 + u_in)^2 (1 + gamma_K) - 1, with the cross term (2 u_in + u_in^2) gamma_K
+    g = 100 * u32 / (1 - 100 * u32)
+    assert N.dot_error_bound(100, "tf32", "fp32") == pytest.approx((1 + u_tf32) ** 2 * (1 + g) - 1, rel=1e-12)
+    assert N.dot_error_bound(100, "tf32", "fp32") > 2 * u_tf32 + u_tf32**2 + g
+    with pytest.raises(ValueError, match="k=10000: the worst bound"):  # k u >= 1: no worst-case bound
+        N.dot_error_bound(10_000, "fp16", "fp16")
+    with pytest.raises(TypeError, match="k must be an integer"):
+        N.dot_error_bound(2.5)
+    assert N.dot_error_bound(1024, "fp16", "fp16", "probabilistic") < N.dot_error_bound(1024, "fp16", "fp16", "worst")
     assert N.max_k_for_error(0.01, "fp16", "fp16") == 20  # 20 u / (1 - 20 u) = 0.0098, 21 -> 0.0103
     assert N.max_k_for_error(1e-4, "tf32", "fp32") == 0  # the input rounding alone exceeds 1e-4
     for tol, inputs, acc, model in [(0.01, "fp16", "fp16", "probabilistic"), (2e-3, "tf32", "fp32", "worst")]:
@@ -85,3 +91,22 @@ def test_bounds_and_max_k():
         N.dot_error_bound(4, model="typical")
     with pytest.raises(ValueError, match="tol must be > 0, got 0"):
         N.max_k_for_error(0)
+    with pytest.raises(ValueError, match="tol must be <= 1"):
+        N.max_k_for_error(2.0)
+
+
+def test_lambda_one_is_a_rule_of_thumb_and_a_confidence_picks_lambda_per_k():
+    from ampere.numerics import matmul_error
+
+    # Higham and Mary: P(lambda) = 1 - 2 exp(-lambda^2 (1-u)^2 / 2) per chain, Q = 1 - K (1 - P) for K chains
+    assert N.probabilistic_confidence(1, 1.0, "fp16") == 0.0  # 1 - 2 e^-0.5 < 0: no guarantee at lambda = 1
+    u = 2.0**-11
+    assert N.probabilistic_confidence(1, 3.26, "fp16") == pytest.approx(1 - 2 * math.exp(-(3.26 * (1 - u)) ** 2 / 2))
+    assert N.probabilistic_confidence(10, 4.0, "fp16") == pytest.approx(1 - 20 * math.exp(-(4 * (1 - u)) ** 2 / 2))
+    k99 = N.max_k_for_error(0.01, "fp16", "fp16", "probabilistic", confidence=0.99)
+    assert N.max_k_for_error(0.01, "fp16", "fp16") <= k99 < N.max_k_for_error(0.01, "fp16", "fp16", "probabilistic")
+    lam = matmul_error._lambda_for(k99, 0.99, u)
+    assert N.probabilistic_confidence(k99, lam, "fp16") == pytest.approx(0.99)
+    assert N.dot_error_bound(k99, "fp16", "fp16", "probabilistic", lam) <= 0.01
+    with pytest.raises(ValueError, match="confidence"):
+        N.max_k_for_error(0.01, "fp16", "fp16", "worst", confidence=0.99)

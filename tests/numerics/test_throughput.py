@@ -46,5 +46,10 @@ def test_printed_interval_and_the_published_bounds():
     b = throughput.published_tf32_bounds(notes)
     lo, hi = b["fp32_ratio_to_peak"]
     assert lo == pytest.approx(0.958, abs=1e-3) and hi == pytest.approx(1.049, abs=1e-3)  # +-4.5 % around 1.00
-    assert b["speedup"] == pytest.approx((0.105 / 0.0165, 0.115 / 0.0155))
+    assert b["speedup_uncapped"] == pytest.approx((0.105 / 0.0165, 0.115 / 0.0155))
+    # no kernel beats its peak: the FP32 time is at least 2 n^3 / 19.5 TFLOP/s, so the speedup is 6.7x to 7.4x
+    t32_min = 2 * 10240**3 / 19.49184e12
+    assert b["fp32_time_capped_s"] == pytest.approx((t32_min, 0.115))
+    assert b["speedup"] == pytest.approx((t32_min / 0.0165, 0.115 / 0.0155))
+    assert round(b["speedup"][0], 1) == 6.7 and round(b["speedup"][1], 1) == 7.4
     assert b["tf32_ratio_to_peak"][0] < 0.86 < b["tf32_ratio_to_peak"][1]

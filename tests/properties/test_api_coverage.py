@@ -25,13 +25,6 @@ from .harness import COVERED
 
 #: packages and modules without property tests yet, and who owns them (the second pass)
 PENDING: dict[str, str] = {
-    "architecture": "chapter package (ch-arch)",
-    "numerics": "chapter package (ch-arch)",
-    "interconnect": "chapter package (ch-nvlink)",
-    "collectives": "shared model owned by the NVLink chapter (ch-nvlink)",
-    "fabrics": "shared model owned by the NVLink chapter (ch-nvlink)",
-    "cluster": "chapter package (ch-dgx)",
-    "pricing": "shared model owned by the DGX chapter (ch-dgx)",
 }
 
 #: the core: covered now, never pending
