@@ -326,7 +326,7 @@ def instance_peaks(gpu: str | specs.GPUSpec, name: str | None = None, precision:
     p = profile(spec, check.one_of("name", name, [q.name for q in profiles(spec)]))
     if p.sm_count is None:
         raise ValueError(f"name={name!r} on {spec.name}: no sourced SM count, so no compute peak; "
-                         f"profiles with SM counts: {', '.join(q.name for q in profiles(spec) if q.sm_count)}")
+                         f"profiles with SM counts: {', '.join(q.name for q in profiles(spec) if q.sm_count) or 'none'}")
     share = float(p.memory_fraction)
     per_sm = spec.peak_flops(precision) / spec.sm_count
     return InstancePeaks(spec.name, p.name, precision, p.sm_count, per_sm * p.sm_count,
