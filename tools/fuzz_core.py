@@ -224,6 +224,57 @@ ACCEPT.update({
     (f"{_K}.figures.plot_l2_persistence", "streaming_mib", "zero"): "no stream: the working set alone",
 })
 
+
+# ---- ch-spmig (ampere.sparsity, ampere.mig): one block ---------------------------------------------------
+def _spmig_records() -> dict[tuple[str, str, str], str]:
+    """The chapters' result records check every field by its annotation (ampere/<chapter>/fields.py); what a
+    record may hold by design (0 where a count or a time may be zero, free text, empty collections, large
+    sizes and rates) is listed, with the reason, by ``fields.accepted``."""
+    import dataclasses
+
+    from ampere import mig, sparsity
+    from ampere.mig import fields as mig_fields
+    from ampere.sparsity import fields as sparsity_fields
+
+    out: dict[tuple[str, str, str], str] = {}
+    for pkg, fields in ((mig, mig_fields), (sparsity, sparsity_fields)):
+        for name in pkg.__all__:
+            obj = getattr(pkg, name)
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and hasattr(obj, "FIELD_RULES"):
+                out.update(fields.accepted(obj))
+    return out
+
+
+ACCEPT.update(_spmig_records())
+ACCEPT.update({
+    ("ampere.sparsity.llm.amdahl", "fraction", "zero"): "no GEMM share: the layer gains nothing (1.0)",
+    ("ampere.sparsity.llm.amdahl", "speedup", "huge"): "an unbounded GEMM speedup gives Amdahl's cap 1/(1-f)",
+    ("ampere.sparsity.llm.gemm_speedup_needed", "fraction", "zero"):
+        "documented: inf when no GEMM speedup reaches the target",
+    ("ampere.sparsity.llm.gemm_speedup_needed", "target", "huge"): "idem",
+    **{("ampere.mig.profile_tables.profile_from_device_name", "device_name", k):
+       "documented: a device name without ' MIG <profile>' (or None) names no profile, None" for k in
+       ("unknown", "empty", "none")},
+    ("ampere.mig.tenants.Workload", "name", "unknown"): "free text: the tenant's name",
+    **{("ampere.mig.tenants.Workload", f, k): "a request may move no bytes of one kind, or many"
+       for f in ("flops", "hbm_bytes", "pcie_bytes") for k in ("zero", "huge")},
+    ("ampere.mig.tenants.Workload", "rate_per_s", "huge"): "any positive arrival rate (the queue saturates)",
+    ("ampere.mig.tenants.Workload", "rate_per_s", "none"): "documented: None is a closed loop",
+    ("ampere.mig.tenants.SimConfig", "switch_s", "zero"): "a context switch that costs nothing is a valid what-if",
+    ("ampere.mig.tenants.SimConfig", "warmup_s", "zero"): "no warm-up: every request counts",
+    **{("ampere.mig.nvml.nvml_mig_report", f, k): "free text reported by CUDA or the environment"
+       for f in ("device_name", "visible_devices") for k in ("unknown", "empty")},
+    ("ampere.mig.costs.serving_costs", "demand_per_s", "huge"): "a demand no option meets: every row says so",
+    **{(f"ampere.{p}.bench_main", "argv", "empty"): "no options: the benchmark with its defaults"
+       for p in ("sparsity.bench", "mig.measure")},
+    ("ampere.sparsity.measure.linear_sweep", "unstructured_shape", "none"):
+        "documented: None skips the unstructured CSR comparison",
+    **{("ampere.sparsity.measure.linear_sweep", f, "zero"): "no warm-up, or no minimum timing window: valid (the "
+       "harness still takes its minimum number of samples)" for f in ("warmup_s", "min_time_s")},
+})
+# ---- end of ch-spmig -------------------------------------------------------------------------------------
+
+
 #: validators: their message names the field they were told (their ``name`` argument)
 VALIDATORS = {f"ampere.check.{f}" for f in ("integer", "positive_int", "nonneg_int", "bounded_int", "real", "finite",
                                             "positive", "nonneg", "bounded", "fraction", "boolean", "string",

@@ -15,6 +15,8 @@ the whole chapter: every public name of the files below is re-exported here (``m
   :func:`default_tenants`, :func:`service_time`);
 * ``sim.py`` — pure (NumPy): the isolation event simulator (:func:`simulate`, :func:`isolation_study`);
   re-exports ``tenants``, and is the old path ``ampere.mig_sim``;
+* ``evidence.py`` — pure: published measurements of loaded instances beside the model
+  (:func:`published_isolation`, :func:`isolation_evidence_rows`);
 * ``costs.py`` — pure: seven small models on one A100 or on seven cards (:func:`serving_costs`);
 * ``nvml.py`` — MIG mode, instances and the driver's profile table through NVML, read-only, never raises
   (:func:`nvml_mig_report`, :func:`compare_with_driver`);
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 from .compute_instances import CI_SLICES, ComputeProfile, compute_instance_profiles
 from .costs import ServingOption, serving_costs
+from .evidence import CHANNELS, IsolationMeasurement, isolation_evidence_rows, published_isolation
 from .figures import plot_isolation, plot_layout, plot_layout_census, plot_layouts
 from .geometry import (COMPUTE_SLICES, MEMORY_SLICES, DocConflict, InstancePeaks, LayoutRow, LayoutUsage, MigTable,
                        Placement, Profile, addable, doc_conflicts, enumerate_layouts, format_layout, instance_peaks,
@@ -44,7 +47,8 @@ from .nvml import (DriverComparison, DriverProfile, MigGpu, MigInstance, MigRepo
 from .sim import (MODES, SCENARIOS, IsolationRow, SimConfig, SimResult, TenantStats, VictimSummary, Workload,
                   default_tenants, isolation_study, service_time, simulate)
 from .views import (compute_instance_rows, instance_points, media_owners, profile_rows, show_compute_instances,
-                    show_doc_conflicts, show_instance, show_isolation, show_layouts, show_nvml, show_prices,
+                    show_doc_conflicts, show_instance, show_isolation, show_isolation_evidence, show_layouts,
+                    show_nvml, show_prices,
                     show_profiles, show_serving, show_validation)
 
 __all__ = [
@@ -58,6 +62,8 @@ __all__ = [
     # isolation model (ampere.mig.sim, ampere.mig.tenants)
     "Workload", "SimConfig", "TenantStats", "VictimSummary", "SimResult", "IsolationRow", "MODES", "SCENARIOS",
     "default_tenants", "simulate", "isolation_study", "service_time",
+    # measured isolation (ampere.mig.evidence)
+    "CHANNELS", "IsolationMeasurement", "published_isolation", "isolation_evidence_rows", "show_isolation_evidence",
     # figures (ampere.mig.figures)
     "plot_layout", "plot_layouts", "plot_layout_census", "plot_isolation",
     # NVML (ampere.mig.nvml)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import check, specs
+from .fields import check_fields
 from .profile_tables import Profile, profile, table
 
 __all__ = ["CI_SLICES", "ComputeProfile", "compute_instance_profiles"]
@@ -38,6 +39,8 @@ CI_SLICES: tuple[int, ...] = (1, 2, 3, 4)
 @dataclass(frozen=True)
 class ComputeProfile:
     """One compute-instance profile inside one GPU-instance profile."""
+    FIELD_RULES = {"positive": ("memory_shared_gib",), "bounds": {"compute_slices": (1, 8), "sms": (1, 1024), "max_count": (1, 8)}}  # the checks of fields.check_fields
+
 
     name: str  # "1c.3g.20gb"; the whole-GI profile carries the GI's name ("3g.20gb")
     gpu_instance: str  # the GI profile, "3g.20gb"
@@ -45,6 +48,9 @@ class ComputeProfile:
     sms: int | None  # SMs of the CI (c x SMs per compute slice); None where slices differ in SMs (Hopper)
     max_count: int  # most CIs of this profile in one GI at once (g // c)
     memory_shared_gib: float  # nominal memory of the GI, shared by all its CIs (GiB)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def whole_gpu_instance(self) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from .. import check, pricing, specs
+from .fields import check_fields
 from .geometry import COMPUTE_SLICES, profile, smallest_profile
 from .tenants import SimConfig, Workload, default_tenants, service_time
 
@@ -25,6 +26,8 @@ __all__ = ["ServingOption", "serving_costs"]
 @dataclass(frozen=True)
 class ServingOption:
     """One way to serve ``models`` small models, with its hourly cost range and per-model capacity."""
+    FIELD_RULES = {"positive": ("per_model_hbm_bytes_per_s", "per_model_memory_bytes", "service_ms", "capacity_per_s"), "bounds": {"per_model_sms": (1, 1024)}}  # the checks of fields.check_fields
+
 
     label: str
     cards: str  # what is rented
@@ -41,6 +44,15 @@ class ServingOption:
     usd_per_million: tuple[float, float]  # cost of a million requests at the given demand
     price_sources: tuple[str, ...]  # bib keys of the prices
     price_as_of: str
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+def _quote(name: str, q: Any) -> pricing.PriceQuote:
+    if not isinstance(q, pricing.PriceQuote):
+        raise TypeError(f"{name} must be an ampere.pricing.PriceQuote, got {q!r:.60} ({type(q).__name__})")
+    return q
 
 
 def serving_costs(demand_per_s: float = 100.0, models: int = 7, max_utilization: float = 0.7,
@@ -63,9 +75,7 @@ def serving_costs(demand_per_s: float = 100.0, models: int = 7, max_utilization:
     base = config if config is not None else SimConfig()
     if not isinstance(base, SimConfig):
         raise TypeError(f"config must be a SimConfig or None; got {config!r}")
-    quotes = list(pricing.quotes() if prices is None else prices)
-    if not all(isinstance(q, pricing.PriceQuote) for q in quotes):
-        raise TypeError("prices must be a list of ampere.pricing.PriceQuote")
+    quotes = pricing.quotes() if prices is None else check.sequence("prices", prices, _quote, max_len=1000)
     w = workload or default_tenants("quiet", base)[0]
 
     def option(label: str, cards: str, gpu: str, count: int, per_gpu: tuple[float, float], sources: Sequence[str],

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from .. import specs
-from .geometry import (COMPUTE_SLICES, MEMORY_SLICES, format_layout, layout_rows, layouts_arg, placement, table,
-                       usage)
+from .. import check, specs
+from .geometry import (COMPUTE_SLICES, MEMORY_SLICES, _usages, format_layout, layout_rows, layouts_arg, placement,
+                       table, usage)
 from .sim import IsolationRow
 
 __all__ = ["plot_layout", "plot_layouts", "plot_layout_census", "plot_isolation"]
@@ -34,6 +34,7 @@ def plot_layout(gpu: str | specs.GPUSpec, layout: Iterable[Any], ax: Any = None,
     from .. import plots
 
     spec = specs.get(gpu)
+    title = check.optional(check.string, "title", title, max_len=200)
     t = table(spec)
     u = usage(spec, layout)
     placed = [placement(spec, n, s) for n, s in u.layout]
@@ -95,9 +96,8 @@ def plot_layouts(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]], ax:
     if not layouts:
         raise ValueError("layouts is empty: nothing to draw")
     n = len(layouts)
-    for row, lay in enumerate(layouts):
+    for row, u in enumerate(_usages(spec, layouts, profiles)):
         y = n - 1 - row
-        u = usage(spec, lay, profiles)
         for name, s in u.layout:
             p = placement(spec, name, s)
             ax.add_patch(Rectangle((s + 0.04, y + 0.1), p.profile.memory_slices - 0.08, 0.8,
@@ -158,11 +158,14 @@ def plot_isolation(rows: Sequence[IsolationRow], ax: Any = None) -> Any:
     """
     from .. import plots
 
+    def row(name: str, r: Any) -> IsolationRow:
+        if not isinstance(r, IsolationRow):
+            raise TypeError(f"{name} must be an IsolationRow (from isolation_study), got {r!r:.60} ({type(r).__name__})")
+        return r
+
+    rows = check.sequence("rows", rows, row, max_len=10**4)
     if ax is None:
         _, ax = plots.figure("wide")
-    rows = list(rows)
-    if not rows or not all(isinstance(r, IsolationRow) for r in rows):
-        raise ValueError("rows must be a non-empty list of IsolationRow (from isolation_study)")
     modes = list(dict.fromkeys(r.mode for r in rows))
     scen = list(dict.fromkeys(r.scenario for r in rows))
     colours = {"quiet": "#76b900", "hbm-bully": "#d62728", "pcie-bully": "#1f77b4"}
@@ -189,3 +192,50 @@ def plot_isolation(rows: Sequence[IsolationRow], ax: Any = None) -> Any:
     plots.legend_outside(ax)
     plots.provenance_note(ax, "model (discrete-event simulation, seeded); assumptions in the text")
     return ax
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Real matmuls against the model of their instance
+# ---------------------------------------------------------------------------------------------------------
+
+_KIND_MARKER = {"measured": "o", "recorded": "s", "published": "^"}
+
+
+def _plot_instance_ratios(ax: Any, points: Sequence[Any], labels: Sequence[str]) -> None:
+    """One row per point: the real throughput over its instance's model (``p.real / p.model``) on a linear
+    axis, a vertical line at 1 (the model), marker shape by provenance, colour by precision. Used by
+    :func:`ampere.mig.views.show_instance`."""
+    colours = {"fp16": "#76b900", "bf16": "#2ca02c", "tf32": "#1f77b4", "fp32": "#7f7f7f"}
+    ys = list(range(len(points)))[::-1]
+    seen: set[str] = set()
+    for y, p, label in zip(ys, points, labels):
+        prec = next((c for c in colours if c in p.what), "fp32")
+        lab = None if p.kind in seen else {"measured": "measured here", "recorded": "recorded on a real GPU",
+                                           "published": "published"}[p.kind]
+        seen.add(p.kind)
+        ax.plot([p.real / p.model], [y], marker=_KIND_MARKER[p.kind], color=colours[prec], ms=8, ls="none",
+                label=lab)
+    ax.axvline(1.0, color="#444444", lw=1, ls="--", label="model: SM share of the dense peak")
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=9)
+    ax.set_ylim(-0.7, len(points) - 0.3)
+    lo = min([p.real / p.model for p in points] + [1.0])
+    hi = max([p.real / p.model for p in points] + [1.0])
+    ax.set_xlim(max(0.0, lo - 0.1), hi + 0.1)
+    ax.set_xlabel("real / model")
+    ax.legend(loc="lower right", fontsize=8)
+
+
+def _show_instance_figure(shown: Sequence[Any], labels: Sequence[str]) -> None:
+    """The figure of :func:`ampere.mig.views.show_instance`: real over model, one row per instance."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    fig, ax = plots.figure("full")
+    fig.set_size_inches(fig.get_size_inches()[0], min(max(2.6, 0.36 * len(shown) + 1.4), 7.0))
+    _plot_instance_ratios(ax, shown, labels)
+    ax.set_title(f"Matmul in MIG instances of the {', '.join(dict.fromkeys(p.gpu for p in shown))}: "
+                 "real over model", fontsize=10)
+    fig.tight_layout()
+    plt.show()

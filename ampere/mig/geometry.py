@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .. import check, specs
+from .fields import check_fields
 from .profile_tables import (COMPUTE_SLICES, MEMORY_SLICES, DocConflict, InstancePeaks, MigTable, Profile,
                              doc_conflicts, instance_peaks, mig_gpus, profile, profile_from_device_name, profiles,
                              smallest_profile, table)
@@ -39,10 +40,23 @@ __all__ = [
 class Placement:
     """One GPU instance: a profile placed at a start slot, with the slices it takes."""
 
+    FIELD_RULES = {"bounds": {"start": (0, 7)}}  # the checks of fields.check_fields
+
     profile: Profile
     start: int
     memory: frozenset[int]
     compute: frozenset[int]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.profile, Profile):
+            raise TypeError(f"Placement.profile must be a Profile (from mig.profile), got {self.profile!r:.60}")
+        check_fields(self)
+        for name in ("memory", "compute"):
+            v = getattr(self, name)
+            if not isinstance(v, (set, frozenset)) or not v:
+                raise TypeError(f"Placement.{name} must be a non-empty set of slice indices, got {v!r:.60}")
+            object.__setattr__(self, name, frozenset(check.bounded_int(f"Placement.{name}[i]", i, 0, 7,
+                                                                        why="slice indices of one GPU") for i in v))
 
     @property
     def name(self) -> str:
@@ -135,8 +149,11 @@ def _candidates(gpu: str | specs.GPUSpec, names: Sequence[str] | None) -> list[P
         names = list(dict.fromkeys(names))
         if not names:
             raise ValueError(f"profiles=[] is empty; give at least one of: {', '.join(t.names)}")
-        for n in names:
-            profile(gpu, n)  # raises for unknown names
+        for i, n in enumerate(names):
+            try:
+                profile(gpu, n)  # raises for unknown names
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"profiles[{i}]: {exc}") from None
     return [placement(gpu, n, s) for n in names for s in t.profile(n).starts]
 
 
@@ -204,11 +221,16 @@ def place(gpu: str | specs.GPUSpec, names: Sequence[str]) -> tuple[tuple[str, in
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     t = table(gpu)
-    if isinstance(names, str) or not isinstance(names, Iterable):
-        raise ValueError(f"names={names!r} must be a list of profile names of {t.key}")
-    names = list(names)
+
+    def name_item(field: str, value: Any) -> str:
+        try:
+            return profile(gpu, value).name
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"{field}: {exc}") from None
+
+    names = check.sequence("names", names, name_item, max_len=64)
     items = sorted((profile(gpu, n) for n in names), key=lambda p: (-p.memory_slices, -p.compute_slices, p.name))
-    fail = ValueError(f"profiles {names} cannot coexist on {t.key}: no placement of them is valid")
+    fail = ValueError(f"names: profiles {names} cannot coexist on {t.key}: no placement of them is valid")
     if (sum(p.memory_slices for p in items) > MEMORY_SLICES or sum(p.compute_slices for p in items) > COMPUTE_SLICES
             or any(sum(q.name == p.name for q in items) > p.max_count for p in items)):
         raise fail
@@ -239,6 +261,8 @@ def place(gpu: str | specs.GPUSpec, names: Sequence[str]) -> tuple[tuple[str, in
 @dataclass(frozen=True)
 class LayoutUsage:
     """What a layout uses and what it leaves: slices, SMs, and the slices no instance can ever use."""
+    FIELD_RULES = {"bounds": {"sms_used": (0, 1024), "mig_sms": (0, 1024), "total_sms": (1, 1024)}}  # the checks of fields.check_fields
+
 
     layout: tuple[tuple[str, int], ...]
     memory_owner: tuple[int | None, ...]  # instance index per memory slice (None: unused)
@@ -250,6 +274,9 @@ class LayoutUsage:
     sms_used: int | None  # None when the table lacks SM counts
     mig_sms: int | None
     total_sms: int  # SMs of the product (A100: 108)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def instances(self) -> int:
@@ -305,6 +332,8 @@ def format_layout(layout: Iterable[Any]) -> str:
             entry = entry.key
         if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
             raise ValueError(f"layout[{i}]={entry!r} must be a (profile_name, start_slot) pair")
+        check.string(f"layout[{i}] profile name", entry[0])
+        check.integer(f"layout[{i}] start slot", entry[1], minimum=0, maximum=7)
         parts.append(f"{entry[0]}@{entry[1]}")
     return " + ".join(parts) or "(empty)"
 
@@ -317,6 +346,19 @@ def layouts_arg(layouts: Any) -> list[Any]:
     if isinstance(layouts, (str, bytes)) or not isinstance(layouts, Iterable):
         raise TypeError(f"layouts must be a list of layouts (each a list of (profile, start) pairs); got {layouts!r}")
     return list(layouts)
+
+
+def _usages(gpu: str | specs.GPUSpec, layouts: Any, profiles: Sequence[str] | None) -> list[LayoutUsage]:
+    """:func:`usage` of every layout of ``layouts``; an invalid one is refused naming ``layouts[k]``."""
+    out = []
+    for k, lay in enumerate(layouts_arg(layouts)):
+        try:
+            out.append(usage(gpu, lay, profiles))
+        except (ValueError, TypeError) as exc:
+            if str(exc).startswith(("gpu", "profiles")):
+                raise
+            raise type(exc)(f"layouts[{k}]: {exc}") from None
+    return out
 
 
 _LETTERS = "ABCDEFGH"
@@ -344,6 +386,8 @@ def _maps(u: LayoutUsage) -> tuple[str, str]:
 @dataclass(frozen=True)
 class LayoutRow:
     """One layout as a table row: instances, slice maps, SMs in use, stranded slices."""
+    FIELD_RULES = {"bounds": {"n": (1, 10**6), "instances": (0, 8), "sms": (0, 1024), "stranded_memory": (0, 8), "stranded_compute": (0, 8)}}  # the checks of fields.check_fields
+
 
     n: int
     layout: str
@@ -354,6 +398,9 @@ class LayoutRow:
     stranded_memory: int
     stranded_compute: int
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
 
 def layout_rows(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]],
                 profiles: Sequence[str] | None = None) -> list[LayoutRow]:
@@ -363,8 +410,7 @@ def layout_rows(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]],
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     rows = []
-    for i, lay in enumerate(layouts_arg(layouts), 1):
-        u = usage(gpu, lay, profiles)
+    for i, u in enumerate(_usages(gpu, layouts, profiles), 1):
         mem, comp = _maps(u)
         rows.append(LayoutRow(n=i, layout=format_layout(u.layout), instances=u.instances, memory=mem,
                               compute=comp, sms=u.sms_used, stranded_memory=len(u.stranded_memory),

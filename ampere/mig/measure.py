@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from .. import check, results
+from .fields import argv_list, check_fields, device_info
 from .geometry import InstancePeaks, instance_peaks
 from .nvml import compare_with_driver, nvml_mig_report
 
@@ -26,6 +27,7 @@ __all__ = ["InstanceMeasurement", "measure_instance", "bench_main"]
 @dataclass(frozen=True)
 class InstanceMeasurement:
     """A matmul and a copy on the device this process runs on, beside the model of its MIG profile."""
+    FIELD_RULES = {"positive": ("n", "copy_bytes")}  # the checks of fields.check_fields
 
     device: str  # what ran: "NVIDIA A100-SXM4-40GB MIG 1g.5gb (sm80)" or "cpu (...)"
     backend: str  # "cuda" or "cpu"
@@ -40,6 +42,9 @@ class InstanceMeasurement:
     copy_bytes_per_s: float
     model: InstancePeaks | None  # None on the CPU, or without a catalogued GPU
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def flops_ratio(self) -> float | None:
@@ -64,8 +69,8 @@ def measure_instance(device: Any = None, quick: bool = False, info: Any = None) 
     from .. import timing
 
     quick = check.boolean("quick", quick)
-    info = info or dev.probe()
-    device = torch.device(device) if device is not None else dev.torch_device(info)
+    info = device_info("info", info)
+    device = torch.device(check.device("device", device)) if device is not None else dev.torch_device(info)
     cuda = device.type == "cuda"
     n = (2048 if quick else 4096) if cuda else 128
     dtype = torch.bfloat16 if (cuda and info.bf16_tensor) else torch.float32
@@ -75,7 +80,8 @@ def measure_instance(device: Any = None, quick: bool = False, info: Any = None) 
     b = torch.randn(n, n, generator=gen).to(device=device, dtype=dtype)
     c = torch.empty(n, n, device=device, dtype=dtype)
     mm = timing.benchmark(lambda: torch.matmul(a, b, out=c), label=f"matmul {n}^3 {precision}", device=device,
-                          warmup_s=(0.3 if quick else 1.0) if cuda else None, params={"n": n, "dtype": precision})
+                          warmup_s=(0.3 if quick else 1.0) if cuda else None, max_time_s=10.0 if cuda else 0.2,
+                          params={"n": n, "dtype": precision})
     # 256 MiB even in quick mode: the copy's footprint (2 x 256 MiB) must dwarf the L2 (60 MiB on an H200).
     # Every timed copy is a cold one: the L2 is flushed before each call (calls_per_sample=1 says so
     # explicitly, whatever the harness's default for flushing).
@@ -84,7 +90,8 @@ def measure_instance(device: Any = None, quick: bool = False, info: Any = None) 
     dst = torch.empty_like(src)
     cp = timing.benchmark(lambda: dst.copy_(src), label=f"copy {nbytes / 2**20:.0f} MiB", device=device,
                           flush_l2=cuda, l2_bytes=info.l2_bytes if cuda else None,
-                          calls_per_sample=1 if cuda else None, params={"bytes": nbytes})
+                          calls_per_sample=1 if cuda else None, max_time_s=10.0 if cuda else 0.2,
+                          params={"bytes": nbytes})
     flops = mm.rate(2.0 * n**3)
     bw = cp.rate(2.0 * nbytes)  # a copy reads N and writes N bytes
     notes: list[str] = []
@@ -117,7 +124,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
     p = benchcli.bench_parser("mig", "Read MIG state through NVML and measure the GPU or MIG instance this "
                                      "process runs on (matmul and copy), next to the model of its profile.")
-    args = p.parse_args(list(argv or []))
+    args = p.parse_args(argv_list(argv))
     info = benchcli.probe(args)
     report = nvml_mig_report(device_name=info.name if info.backend == "cuda" else None)
     meas = measure_instance(quick=args.quick, info=info)

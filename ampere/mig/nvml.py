@@ -12,7 +12,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from .. import specs
+from .. import check, specs
+from .fields import check_fields
 from .geometry import profile_from_device_name, table
 
 __all__ = ["MigInstance", "DriverProfile", "MigGpu", "MigReport", "nvml_mig_report", "DriverComparison",
@@ -27,6 +28,8 @@ __all__ = ["MigInstance", "DriverProfile", "MigGpu", "MigReport", "nvml_mig_repo
 @dataclass
 class MigInstance:
     """One MIG device (a compute instance inside a GPU instance) as NVML reports it."""
+    FIELD_RULES = {"bounds": {"index": (0, 4096), "gpu_instance_id": (0, 4096), "compute_instance_id": (0, 4096), "sm_count": (0, 1024)}}  # the checks of fields.check_fields
+
 
     index: int  # MIG device index under its parent GPU
     name: str | None
@@ -38,10 +41,15 @@ class MigInstance:
     memory_bytes: int | None
     placement: tuple[int, int] | None  # (start, size) on the memory-slice axis, when readable
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
 
 @dataclass(frozen=True)
 class DriverProfile:
     """One row of the driver's own GPU-instance profile table (NVML ``nvmlDeviceGetGpuInstanceProfileInfo``)."""
+    FIELD_RULES = {"bounds": {"id": (0, 4096), "slices": (0, 64), "max_count": (0, 64), "sm_count": (0, 1024)}}  # the checks of fields.check_fields
+
 
     id: int
     name: str | None
@@ -51,10 +59,15 @@ class DriverProfile:
     memory_mib: int
     placements: tuple[tuple[int, int], ...] | None  # (start, size) pairs; None when unreadable
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
 
 @dataclass
 class MigGpu:
     """One physical GPU: MIG mode, its instances, and (MIG enabled) the driver's profile table."""
+    FIELD_RULES = {"bounds": {"index": (0, 4096)}}  # the checks of fields.check_fields
+
 
     index: int
     name: str | None
@@ -66,16 +79,24 @@ class MigGpu:
     driver_profiles: list[DriverProfile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
 
 @dataclass
 class MigReport:
     """What NVML says about MIG on this machine. Built by :func:`nvml_mig_report`, which never raises."""
+    FIELD_RULES = {}  # the checks of fields.check_fields
+
 
     nvml: bool  # NVML could be initialised
     driver_version: str | None
     gpus: list[MigGpu]
     this_process: str | None  # profile of the MIG instance this process runs in, when it runs in one
     notes: list[str]
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,6 +164,10 @@ def nvml_mig_report(nvml: Any = None, device_name: str | None = None,
     this = profile_from_device_name(device_name)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "") if visible_devices is None else visible_devices
     mig_uuids = [v.strip() for v in str(visible).split(",") if v.strip().startswith("MIG-")]
+    if nvml is not None and not hasattr(nvml, "nvmlInit"):
+        raise TypeError(f"nvml must be the pynvml module (or a double of it) or None; got {nvml!r:.60}")
+    device_name = check.optional(check.string, "device_name", device_name, allow_empty=True)
+    visible_devices = check.optional(check.string, "visible_devices", visible_devices, allow_empty=True)
     if nvml is None:
         try:
             import pynvml as nvml  # type: ignore[no-redef]  # provided by the nvidia-ml-py distribution
@@ -295,6 +320,8 @@ def _nvml_instance(nvml: Any, parent: Any, mh: Any, k: int, notes: list[str]) ->
 @dataclass(frozen=True)
 class DriverComparison:
     """The book's profile against the driver's, for one profile ID of one GPU."""
+    FIELD_RULES = {"bounds": {"gpu": (0, 4096), "id": (0, 4096), "book_sms": (0, 1024), "driver_sms": (0, 1024), "book_max": (0, 64), "driver_max": (0, 64)}}  # the checks of fields.check_fields
+
 
     gpu: int  # NVML index
     id: int
@@ -307,6 +334,9 @@ class DriverComparison:
     book_placements: tuple[tuple[int, int], ...] | None
     driver_placements: tuple[tuple[int, int], ...] | None
     agree: bool  # every value the book has equals the driver's
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def compare_with_driver(report: MigReport) -> list[DriverComparison]:

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping
 
-from .. import results, specs
+from .. import check, results, specs
+from .fields import check_fields
 
 __all__ = [
     "MEMORY_SLICES", "COMPUTE_SLICES", "Profile", "MigTable", "DocConflict", "InstancePeaks", "mig_gpus", "table",
@@ -48,6 +49,8 @@ _FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
 @dataclass(frozen=True)
 class Profile:
     """One GPU-instance profile of one GPU, as the MIG User Guide and ``nvidia-smi`` print it."""
+    FIELD_RULES = {"allow_empty": ("where",), "bounds": {"profile_id": (0, 255), "compute_slices": (1, 8), "memory_slices": (1, 8), "max_count": (1, 8), "sm_count": (1, 1024), "copy_engines": (0, 64), "nvdec": (0, 64), "jpeg": (0, 64), "ofa": (0, 64), "lgip_memory_gib": (0.0, 1e4)}}  # the checks of fields.check_fields
+
 
     name: str  # profile name as nvidia-smi prints it, e.g. "3g.20gb"
     profile_id: int  # GPU-instance profile ID (nvidia-smi mig -lgip "ID" column, NVML profileId)
@@ -66,6 +69,9 @@ class Profile:
     sm_count_source: str | None = None  # bib key of the SM count, when it has its own source
     where: str = ""  # table/page of the source
     lgip_memory_gib: float | None = None  # "Memory GiB" of the guide's nvidia-smi mig -lgip example, where printed
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def media_extensions(self) -> bool:
@@ -118,12 +124,17 @@ class Profile:
 @dataclass(frozen=True)
 class MigTable:
     """The MIG profile table of one GPU family (the GPUs of ``ampere.specs`` that share it are ``gpus``)."""
+    FIELD_RULES = {"allow_empty": ("description",)}  # the checks of fields.check_fields
+
 
     key: str  # "A100-40GB", ...
     gpus: tuple[str, ...]  # catalogue names using this table
     profiles: tuple[Profile, ...]
     data_name: str  # the table in ampere/data/tables
     description: str = ""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     def profile(self, name: str) -> Profile:
         for p in self.profiles:
@@ -214,8 +225,9 @@ def profile(gpu: str | specs.GPUSpec, name: str) -> Profile:
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     t = table(gpu)
-    if not isinstance(name, str):
-        raise TypeError(f"profile name must be a string, one of {', '.join(t.names)}; got {name!r}")
+    if not isinstance(name, str) or name not in t.names:
+        raise (ValueError if isinstance(name, str) else TypeError)(
+            f"profile name {name!r} is not a MIG profile of {t.key}; allowed: {', '.join(t.names)}")
     return t.profile(name)
 
 
@@ -229,6 +241,8 @@ def smallest_profile(gpu: str | specs.GPUSpec) -> Profile:
 @dataclass(frozen=True)
 class DocConflict:
     """A row where the MIG guide's printed fraction disagrees with the placement size."""
+    FIELD_RULES = {}  # the checks of fields.check_fields
+
 
     gpu: str  # table key, e.g. "A100-40GB"
     profile: str
@@ -236,6 +250,9 @@ class DocConflict:
     printed: str  # what the guide prints
     implied_by_placement: str  # what the placement size says
     starts: str  # the placement rule, "{0,2,4,6}:2"
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def doc_conflicts(gpu: str | specs.GPUSpec) -> list[DocConflict]:
@@ -262,6 +279,8 @@ def doc_conflicts(gpu: str | specs.GPUSpec) -> list[DocConflict]:
 @dataclass(frozen=True)
 class InstancePeaks:
     """Model peaks of one instance (or of the whole GPU outside MIG mode, ``profile=None``)."""
+    FIELD_RULES = {"positive": ("flops", "hbm_bytes_per_s", "memory_bytes", "l2_bytes"), "bounds": {"sms": (1, 1024)}}  # the checks of fields.check_fields
+
 
     gpu: str
     profile: str | None
@@ -271,6 +290,9 @@ class InstancePeaks:
     hbm_bytes_per_s: float
     memory_bytes: float
     l2_bytes: float
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def compute_share(self) -> float:
@@ -297,16 +319,14 @@ def instance_peaks(gpu: str | specs.GPUSpec, name: str | None = None, precision:
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     spec = specs.get(gpu)
-    if not isinstance(precision, str):
-        raise TypeError(f"precision must be a string, one of {', '.join(spec.precisions())}; got {precision!r}")
-    spec.peak_flops(precision)  # raises ValueError naming the precisions of this GPU
+    precision = check.one_of("precision", precision, spec.precisions())
     if name is None:
         return InstancePeaks(spec.name, None, precision, spec.sm_count, spec.peak_flops(precision),
                              spec.hbm_bytes_per_s, spec.memory_bytes, spec.l2_bytes)
-    p = profile(spec, name)
+    p = profile(spec, check.one_of("name", name, [q.name for q in profiles(spec)]))
     if p.sm_count is None:
-        raise ValueError(f"profile={name!r} on {spec.name}: no sourced SM count, so no compute peak; "
-                         f"profiles with SM counts: {', '.join(q.name for q in profiles(spec) if q.sm_count)}")
+        raise ValueError(f"name={name!r} on {spec.name}: no sourced SM count, so no compute peak; "
+                         f"profiles with SM counts: {', '.join(q.name for q in profiles(spec) if q.sm_count) or 'none'}")
     share = float(p.memory_fraction)
     per_sm = spec.peak_flops(precision) / spec.sm_count
     return InstancePeaks(spec.name, p.name, precision, p.sm_count, per_sm * p.sm_count,

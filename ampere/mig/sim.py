@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check
+from .fields import check_fields
 from . import geometry
 from .tenants import MODES, SCENARIOS, SimConfig, Workload, _config, default_tenants, service_time
 
@@ -29,6 +30,8 @@ __all__ = ["MODES", "SCENARIOS", "Workload", "SimConfig", "TenantStats", "Victim
 @dataclass(frozen=True)
 class TenantStats:
     """One tenant's outcome. Latency = completion - arrival, for requests arriving after the warm-up."""
+    FIELD_RULES = {}  # the checks of fields.check_fields
+
 
     name: str
     noisy: bool
@@ -41,10 +44,15 @@ class TenantStats:
     backlog: int  # requests still queued at the end
     saturated: bool  # an open-loop tenant served well below its arrival rate: its queue grows without bound
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
 
 @dataclass(frozen=True)
 class VictimSummary:
     """The well-behaved tenants of one simulation, pooled: latency percentiles and throughputs."""
+    FIELD_RULES = {"choices": {"mode": MODES}}  # the checks of fields.check_fields
+
 
     mode: str
     victim_p50_ms: float
@@ -52,6 +60,9 @@ class VictimSummary:
     victim_throughput_per_s: float
     noisy_throughput_per_s: float | None  # the bully's own rate (None: no bully)
     saturated: bool  # some victim's queue grows without bound
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 @dataclass
@@ -139,11 +150,12 @@ def simulate(tenants: Sequence[Workload], mode: str, config: SimConfig | None = 
     cfg = _config(config)
     check.one_of("mode", mode, MODES)
     seed = check.nonneg_int("seed", seed)
-    if isinstance(tenants, (str, bytes)):
-        raise TypeError(f"tenants must be a sequence of Workload; got {tenants!r}")
-    tenants = tuple(tenants)
-    if not tenants or not all(isinstance(w, Workload) for w in tenants):
-        raise ValueError("tenants must be a non-empty sequence of Workload")
+    def workload(name: str, w: Any) -> Workload:
+        if not isinstance(w, Workload):
+            raise TypeError(f"{name} must be a Workload, got {w!r:.60} ({type(w).__name__})")
+        return w
+
+    tenants = tuple(check.sequence("tenants", tenants, workload, max_len=64))
     n = len(tenants)
     spec = cfg.spec
     N = spec.sm_count
@@ -341,6 +353,8 @@ def simulate(tenants: Sequence[Workload], mode: str, config: SimConfig | None = 
 @dataclass(frozen=True)
 class IsolationRow:
     """One sharing mode under one scenario: the six services' pooled latencies and the ratio to quiet."""
+    FIELD_RULES = {"choices": {"mode": MODES, "scenario": SCENARIOS}}  # the checks of fields.check_fields
+
 
     mode: str
     scenario: str
@@ -350,6 +364,9 @@ class IsolationRow:
     noisy_throughput_per_s: float | None
     saturated: bool
     p99_vs_quiet: float  # victims' p99 over the same mode's quiet scenario (NaN without a quiet run first)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def isolation_study(config: SimConfig | None = None, modes: Sequence[str] = MODES,
@@ -361,11 +378,8 @@ def isolation_study(config: SimConfig | None = None, modes: Sequence[str] = MODE
     Chapter: *Multi-Instance GPU*, section "Isolation, in a model".
     """
     cfg = _config(config)
-    for name, values, allowed in (("modes", modes, MODES), ("scenarios", scenarios, SCENARIOS)):
-        if isinstance(values, str) or not values:
-            raise ValueError(f"{name} must be a non-empty list of {', '.join(allowed)}; got {values!r}")
-        for v in values:
-            check.one_of(name[:-1], v, allowed)
+    modes = check.names("modes", modes, MODES)
+    scenarios = check.names("scenarios", scenarios, SCENARIOS)
     rows = []
     for mode in modes:
         base = None

@@ -46,7 +46,8 @@ class Workload:
             object.__setattr__(self, name, check.nonneg(f"Workload.{name}", getattr(self, name)))
         if self.flops == 0 and self.hbm_bytes == 0:
             raise ValueError("Workload.flops and Workload.hbm_bytes are both 0: a request must do some work")
-        object.__setattr__(self, "parallel_sms", check.positive_int("Workload.parallel_sms", self.parallel_sms))
+        object.__setattr__(self, "parallel_sms", check.bounded_int("Workload.parallel_sms", self.parallel_sms, 1, 1024,
+                                                                   why="SMs of one GPU"))
         if self.rate_per_s is not None:
             try:
                 rate = check.positive("Workload.rate_per_s", self.rate_per_s)
@@ -74,12 +75,14 @@ class SimConfig:
     warmup_s: float = 0.3  # requests arriving before this are not counted
 
     def __post_init__(self) -> None:
-        specs.get(self.gpu)  # raises for unknown GPUs
+        object.__setattr__(self, "gpu", check.gpu("SimConfig.gpu", self.gpu))
         check.one_of("SimConfig.precision", self.precision, specs.get(self.gpu).precisions())
         for name in ("compute_efficiency", "hbm_efficiency", "pcie_efficiency", "mps_sm_fraction", "clock_scale"):
             object.__setattr__(self, name, check.fraction(f"SimConfig.{name}", getattr(self, name), allow_zero=False))
-        for name in ("timeslice_s", "duration_s"):
-            object.__setattr__(self, name, check.positive(f"SimConfig.{name}", getattr(self, name)))
+        object.__setattr__(self, "timeslice_s", check.bounded("SimConfig.timeslice_s", self.timeslice_s, 1e-5, 1.0,
+                                                              why="a GPU time slice"))
+        object.__setattr__(self, "duration_s", check.bounded("SimConfig.duration_s", self.duration_s, 1e-3, 600.0,
+                                                             why="simulated seconds: the event loop is bounded"))
         for name in ("switch_s", "warmup_s"):
             object.__setattr__(self, name, check.nonneg(f"SimConfig.{name}", getattr(self, name)))
         if not self.switch_s < self.timeslice_s:
@@ -87,7 +90,7 @@ class SimConfig:
         if not self.warmup_s < self.duration_s:
             raise ValueError(f"SimConfig.warmup_s={self.warmup_s!r} must be >= 0 and below duration_s")
         if self.mig_profile is not None and specs.get(self.gpu).mig_max_instances:
-            geometry.profile(self.gpu, self.mig_profile)  # raises for a profile the GPU does not have
+            check.one_of("SimConfig.mig_profile", self.mig_profile, [p.name for p in geometry.profiles(self.gpu)])
 
     @property
     def spec(self) -> specs.GPUSpec:
@@ -127,7 +130,7 @@ def default_tenants(scenario: str = "quiet", config: SimConfig | None = None,
     Chapter: *Multi-Instance GPU* (book/mig.ipynb).
     """
     check.one_of("scenario", scenario, SCENARIOS)
-    n = check.integer("n", n, minimum=2)
+    n = check.bounded_int("n", n, 2, 64, why="tenants of one GPU (MIG has at most 7, MPS at most 48 clients)")
     cfg = _config(config)
     if victim is not None and not isinstance(victim, Workload):
         raise TypeError(f"victim must be a Workload or None; got {victim!r}")
@@ -156,7 +159,7 @@ def service_time(w: Workload, sms: float, hbm_bytes_per_s: float, pcie_bytes_per
     cfg = _config(config)
     if not isinstance(w, Workload):
         raise TypeError(f"w must be a Workload; got {w!r}")
-    sms = check.positive("sms", sms)
+    sms = check.at_most("sms", check.positive("sms", sms), 1e4, "SMs of one GPU")
     hbm_bytes_per_s = check.positive("hbm_bytes_per_s", hbm_bytes_per_s)
     pcie_bytes_per_s = check.positive("pcie_bytes_per_s", pcie_bytes_per_s)
     r = cfg.flops_per_sm if flops_per_sm is None else check.positive("flops_per_sm", flops_per_sm)

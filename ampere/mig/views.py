@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 from .. import check, pricing, results, specs, views
 from .costs import ServingOption
 from .compute_instances import compute_instance_profiles
+from .evidence import isolation_evidence_rows
 from .geometry import (MEMORY_SLICES, Profile, doc_conflicts, format_layout, instance_peaks, layout_rows,
                        layouts_arg, mig_gpus, profiles, table, validate)
 from .measure import measure_instance
@@ -21,7 +22,7 @@ from .nvml import compare_with_driver, nvml_mig_report
 from .sim import IsolationRow
 
 __all__ = ["profile_rows", "show_profiles", "show_doc_conflicts", "show_layouts", "show_validation",
-           "show_isolation", "instance_points", "show_instance", "show_nvml", "show_prices", "show_serving",
+           "show_isolation", "show_isolation_evidence", "instance_points", "show_instance", "show_nvml", "show_prices", "show_serving",
            "media_owners", "compute_instance_rows", "show_compute_instances"]
 
 
@@ -58,7 +59,7 @@ def profile_rows(gpu: str | specs.GPUSpec) -> list[dict[str, Any]]:
         f = float(p.memory_fraction)
         # the compute slices are the "g" of the name, and the L2 follows the memory slices: no column for either
         rows.append({"profile": f"`{p.name}`", "ID": p.profile_id, "mem. slices": f"{p.memory_slices}/{MEMORY_SLICES}",
-                     "SMs": p.sm_count, "GiB": spec.memory_bytes * f / 2**30, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
+                     "SMs": "n/a" if p.sm_count is None else p.sm_count, "GiB": spec.memory_bytes * f / 2**30, "GB/s": spec.hbm_bytes_per_s * f / 1e9,
                      "max": p.max_count, "placements": f"`{_starts_text(p)}`", "media": p.media})  # NVDEC/JPEG/OFA
     return rows
 
@@ -148,7 +149,9 @@ def show_layouts(gpu: str | specs.GPUSpec, layouts: Sequence[Iterable[Any]], pro
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a string or None; got {title!r}")
     rows = _layout_table_rows(gpu, layouts, profiles)
-    title = title or f"The {len(rows)} maximal layouts of the {specs.get(gpu).name}"
+    left_out = [n for n in table(gpu).names if profiles is not None and n not in profiles]
+    title = title or (f"The {len(rows)} maximal layouts of the {specs.get(gpu).name}"
+                      + (f" without {', '.join(left_out)}" if left_out else ""))
     _show_md(f"````{{dropdown}} {title}\n{markdown_table(rows)}\n````")
 
 
@@ -183,14 +186,37 @@ def show_isolation(rows: Sequence[IsolationRow]) -> None:
     """The isolation study as a Markdown table. Chapter: *Multi-Instance GPU*, "Isolation, in a model"."""
     from ..tables import markdown_table
 
-    rows = list(rows)
-    if not rows or not all(isinstance(r, IsolationRow) for r in rows):
-        raise ValueError("rows must be a non-empty list of IsolationRow (from isolation_study)")
+    def row(name: str, r: Any) -> IsolationRow:
+        if not isinstance(r, IsolationRow):
+            raise TypeError(f"{name} must be an IsolationRow (from isolation_study), got {r!r:.60} ({type(r).__name__})")
+        return r
+
+    rows = check.sequence("rows", rows, row, max_len=10**4)
     table_rows = [{"sharing": r.mode, "7th tenant": r.scenario, "p50 ms": r.victim_p50_ms, "p99 ms": r.victim_p99_ms,
                    "p99 / quiet": r.p99_vs_quiet, "served/s": r.victim_throughput_per_s,
                    "bully/s": r.noisy_throughput_per_s} for r in rows]
     _show_md(markdown_table(table_rows, formats={"p50 ms": ".1f", "p99 ms": ".1f", "p99 / quiet": ".2f",
                                                  "served/s": ".0f", "bully/s": ".0f"}))
+
+
+def show_isolation_evidence(clock_scale: float = 1.0) -> None:
+    """The published measurements of loaded MIG instances beside the isolation model's predictions
+    (:func:`ampere.mig.evidence.isolation_evidence_rows`), as a Markdown table with its source.
+    Chapter: *Multi-Instance GPU*, "Isolation, measured"."""
+    from ..tables import markdown_table
+
+    rows = isolation_evidence_rows(clock_scale)
+    keys = {r.pop("source") for r in rows}
+    _show_md(markdown_table(rows) + "\n\n" + f"*Measured: {', '.join(sorted(keys))}; model: this chapter's "
+             f"isolation model, SM clock at {clock_scale:g} of boost.*")
+
+
+def _info_or_none(name: str, info: Any) -> Any:
+    """``None`` (nothing measured here) or a device description with the fields of ``DeviceInfo``."""
+    if info is not None and not all(hasattr(info, a) for a in ("backend", "name")):
+        raise TypeError(f"{name} must be a DeviceInfo (from ampere.device.probe()) or None; got "
+                        f"{info!r:.60} ({type(info).__name__})")
+    return info
 
 
 def _split_gpu(name: str) -> tuple[str, str | None]:
@@ -208,6 +234,7 @@ def instance_points(info: Any = None, quick: bool = True) -> tuple[list[views.Po
     bandwidth). Chapter: *Multi-Instance GPU*, "On a real GPU".
     """
     quick = check.boolean("quick", quick)
+    info = _info_or_none("info", info)
     matmul: list[views.Point] = []
     copy: list[views.Point] = []
     if info is not None and getattr(info, "backend", "cpu") == "cuda":
@@ -240,14 +267,32 @@ def instance_points(info: Any = None, quick: bool = True) -> tuple[list[views.Po
     return matmul, copy
 
 
+def _instance_label(p: views.Point) -> str:
+    """"1g.10gb: fp16 matmul, best n" -> "1g.10gb, fp16" (the GPU goes in the title)."""
+    where, _, rest = p.what.partition(": ")
+    prec = next((w for w in rest.split() if w in ("fp16", "bf16", "tf32", "fp32")), rest.split(" ")[0])
+    return f"{where}, {prec}" + ("" if p.kind == "published" else f" ({p.kind})")
+
+
 def show_instance(info: Any = None, quick: bool = True) -> None:
-    """The measurement section in one call: a figure and a table of matmul throughput in MIG instances
-    (and of copy bandwidth when one was measured or recorded), each number beside its instance's model,
-    labelled with where it comes from. Measures when ``info`` is a CUDA GPU. Chapter: *Multi-Instance GPU*,
-    "On a real GPU"."""
+    """The measurement section in one call: a figure of the matmul throughput in MIG instances over the model
+    of each instance (the SM share of the dense peak), one row each, with the GPU in the title, then a table
+    of the numbers with their provenance and the sources under it (and the copy bandwidth when one was
+    measured or recorded). Measures when ``info`` is a CUDA GPU. Chapter: *Multi-Instance GPU*, "On a real
+    GPU"."""
+    from ..tables import markdown_table
+    from .figures import _show_instance_figure
+
     matmul, copy = instance_points(info, quick=quick)
-    views.show(matmul, title="Matmul in MIG instances: real vs the SM share of the dense peak",
-               model_label="model (SM share)", real_label="real")
+    shown = [p for p in matmul if p.model and p.real]
+    if shown:
+        labels = [_instance_label(p) for p in shown]
+        _show_instance_figure(shown, labels)
+        rows = [{"instance, precision": lab, "model (TFLOP/s)": f"{p.model:.1f}", "real (TFLOP/s)": f"{p.real:.1f}",
+                 "real / model": f"{p.real / p.model:.2f}", "provenance": p.kind} for p, lab in zip(shown, labels)]
+        sources = ", ".join(dict.fromkeys(p.source.split(",")[0] for p in shown if p.source))
+        _show_md(markdown_table(rows) + f"\n\n*Sources: {sources}. Model: the instance's SMs over all SMs "
+                 "times the dense tensor peak (`mig.instance_peaks`).*")
     if copy:
         views.show(copy, title="Copy bandwidth in MIG instances: real vs the memory-slice share",
                    model_label="model (slice share)", real_label="real", digits=0)
@@ -268,6 +313,7 @@ def show_nvml(info: Any = None, nvml: Any = None) -> None:
     from .. import tables
     from ..tables import markdown_table
 
+    info = _info_or_none("info", info)
     name = getattr(info, "name", None) if getattr(info, "backend", "cpu") == "cuda" else None
     report = nvml_mig_report(nvml=nvml, device_name=name)
     rows = compare_with_driver(report)
@@ -304,6 +350,10 @@ def show_prices(quotes: Sequence[pricing.PriceQuote] | None = None) -> None:
     """
     from ..tables import markdown_table
 
+    if quotes is not None:
+        from .costs import _quote
+
+        quotes = check.sequence("quotes", quotes, _quote, max_len=1000)
     quotes = list(pricing.quotes() if quotes is None else quotes)
     gpus = {"A100-SXM4-80GB", "A100-SXM4-40GB", "RTX-A6000", "RTX-A2000-12GB"}
     rows = [{"what": q.label, "USD/h": _range(q.low_usd_per_h, q.high_usd_per_h),
@@ -313,16 +363,24 @@ def show_prices(quotes: Sequence[pricing.PriceQuote] | None = None) -> None:
 
 
 def show_serving(options: Sequence[ServingOption]) -> None:
-    """The serving options as a Markdown table. Chapter: *Multi-Instance GPU*, "What it costs"."""
+    """The serving options as two Markdown tables narrow enough for the page: what each model gets (SMs,
+    bandwidth, service time, capacity, whether it meets the demand), then what it costs (per hour, per
+    model-hour, per million requests; the last only where the capacity meets the demand).
+    Chapter: *Multi-Instance GPU*, "What it costs"."""
     from ..tables import markdown_table
 
-    options = list(options)
-    if not options or not all(isinstance(o, ServingOption) for o in options):
-        raise ValueError("options must be a non-empty list of ServingOption (from serving_costs)")
-    # short headers (the chapter's text spells them out): the table must fit a printed page
-    rows = [{"option": o.label, "USD/h": _range(*o.usd_per_h), "USD/model-h": _range(*o.per_model_usd_per_h),
-             "SMs/model": o.per_model_sms, "GB/s/model": o.per_model_hbm_bytes_per_s / 1e9,
-             "ms/request": o.service_ms, "req/s/model": o.capacity_per_s,
-             "USD/M req": _range(*o.usd_per_million), "enough": o.feasible}
+    def option(name: str, o: Any) -> ServingOption:
+        if not isinstance(o, ServingOption):
+            raise TypeError(f"{name} must be a ServingOption (from serving_costs), got {o!r:.60} ({type(o).__name__})")
+        return o
+
+    options = check.sequence("options", options, option, max_len=1000)
+    # short headers (the chapter's text spells them out): each table must fit the page
+    gets = [{"option": o.label, "SMs/model": o.per_model_sms, "GB/s/model": o.per_model_hbm_bytes_per_s / 1e9,
+             "ms/request": o.service_ms, "req/s/model": o.capacity_per_s, "enough": o.feasible}
             for o in options]
-    _show_md(markdown_table(rows, formats={"GB/s/model": ".0f", "ms/request": ".2f", "req/s/model": ".0f"}))
+    costs = [{"option": o.label, "USD/h": _range(*o.usd_per_h), "USD/model-h": _range(*o.per_model_usd_per_h),
+              "USD/M req": _range(*o.usd_per_million) if o.feasible else "n/a (too slow)"}
+             for o in options]
+    _show_md(markdown_table(gets, formats={"GB/s/model": ".0f", "ms/request": ".2f", "req/s/model": ".0f"})
+             + "\n\n" + markdown_table(costs))

@@ -34,8 +34,9 @@ from .asp import ASPConfig, asp_conclusions, asp_experiment, asp_runs, asp_summa
 from .backends import BACKEND_ORDER, BackendCheck, probe_backend
 from .bench import CPU_SHAPES, bench_main, short_run
 from .claims import AccuracyResult, claims_rows, published_accuracy, published_speedup, published_speedups
-from .compressed import (HARDWARE_FORMATS, compress_2to4, cutlass_metadata_layout, decompress_2to4,
-                         hardware_storage_ratio, matmul_2to4, metadata_nibbles, metadata_overhead, storage_ratio)
+from .compressed import (HARDWARE_FORMATS, NM_ENCODINGS, compress_2to4, cutlass_metadata_layout, decompress_2to4,
+                         hardware_storage_ratio, matmul_2to4, metadata_nibbles, metadata_overhead, nm_storage_ratio,
+                         storage_ratio)
 from .figures import draw_block, plot_asp, plot_llm_speedup, plot_speedup_model, plot_sweep
 from .llm import (BERT_BASE, PATTERNS, PHASES, LayerTime, LLMSpeedup, PerplexityResult, amdahl, decoder_layer_time,
                   gemm_speedup_needed, layer_speedup, perplexity_rows, published_llm_speedups,
@@ -55,6 +56,7 @@ __all__ = [
     "prune_nm", "is_nm", "mask_nm", "prune_2to4", "is_2to4", "mask_2to4", "prune_1to2", "is_1to2",
     "random_mask_2to4", "unstructured_mask", "compress_2to4", "decompress_2to4", "matmul_2to4",
     "metadata_nibbles", "storage_ratio", "hardware_storage_ratio", "HARDWARE_FORMATS", "metadata_overhead",
+    "NM_ENCODINGS", "nm_storage_ratio",
     "cutlass_metadata_layout", "torch_cutlass_reference", "draw_block",
     # why the hardware likes it
     "peak_rows", "LinearShape", "matmul_time_model", "speedup_model", "unstructured_break_even",

@@ -102,6 +102,6 @@ def _check_groups(shape: tuple[int, ...], m: int, name: str) -> None:
 
 
 def _check_nm(n: int, m: int) -> tuple[int, int]:
-    m = check.integer("m", m, minimum=2)
+    m = check.bounded_int("m", m, 2, 64, why="group sizes of structured-sparsity formats")
     n = check.integer("n", n, minimum=1, maximum=m - 1)  # 0 < n < m: 2:4 is n=2, m=4
     return n, m

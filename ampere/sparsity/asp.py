@@ -39,14 +39,17 @@ class ASPConfig:
         if any(h % 4 for h in widths):
             raise ValueError(f"hidden={widths}: every width must be a multiple of 4 (2:4 groups of the next layer)")
         object.__setattr__(self, "hidden", widths)
-        for f in ("epochs", "finetune_epochs", "batch_size"):
-            object.__setattr__(self, f, check.positive_int(f, getattr(self, f)))
-        object.__setattr__(self, "seed", check.nonneg_int("seed", self.seed))
+        for f, hi in (("epochs", 1000), ("finetune_epochs", 1000), ("batch_size", 1797)):
+            object.__setattr__(self, f, check.bounded_int(f, getattr(self, f), 1, hi,
+                                                          why="a CPU experiment on 1797 images"))
+        object.__setattr__(self, "seed", check.bounded_int("seed", self.seed, 0, 2**32 - 1, why="a NumPy seed"))
         tf = check.fraction("test_fraction", self.test_fraction, allow_zero=False)
         if tf >= 1:
             raise ValueError(f"test_fraction must be in (0, 1), got {tf:g}")
         object.__setattr__(self, "test_fraction", tf)
-        object.__setattr__(self, "lr", check.positive("lr", self.lr))
+        object.__setattr__(self, "lr", check.bounded("lr", self.lr, 1e-6, 1.0, why="an Adam learning rate"))
+        if len(widths) > 8 or max(widths) > 4096:
+            raise ValueError(f"hidden={widths}: at most 8 layers of at most 4096 (a CPU experiment)")
 
 
 def _digits(cfg: ASPConfig):
@@ -184,9 +187,18 @@ def asp_runs(seeds: Sequence[int] = (0, 1, 2), **config: Any) -> list[dict[str, 
 
     Chapter: *2:4 structured sparsity*, "Accuracy".
     """
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
-        raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")
-    return [asp_experiment(ASPConfig(seed=check.nonneg_int("seeds", s), **config)) for s in seeds]
+    seeds = check.sequence("seeds", seeds, lambda n, s: check.bounded_int(n, s, 0, 2**32 - 1, why="a NumPy seed"),
+                           max_len=32)
+    return [asp_experiment(ASPConfig(seed=s, **config)) for s in seeds]
+
+
+def _run_item(name: str, run: Any) -> dict[str, Any]:
+    run = check.mapping(name, run, allow_empty=False)
+    missing = {"rows", "config", "test_size"} - set(run)
+    if missing:
+        raise ValueError(f"{name} must be a run of asp_experiment (keys rows, config, test_size); "
+                         f"missing {sorted(missing)}")
+    return run
 
 
 def asp_summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -194,8 +206,7 @@ def asp_summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     Chapter: *2:4 structured sparsity*, "Accuracy".
     """
-    if not runs:
-        raise ValueError("runs is empty: give the list asp_runs returns")
+    runs = check.sequence("runs", runs, _run_item, max_len=32)
     methods = [r["method"] for r in runs[0]["rows"]]
     out: dict[str, Any] = {"methods": methods, "seeds": [r["config"]["seed"] for r in runs],
                            "test_size": runs[0]["test_size"], "per_method": {}}
@@ -219,6 +230,9 @@ def asp_conclusions(summary: dict[str, Any], tolerance: float = 0.02) -> dict[st
     ``tolerance`` is the accuracy (fraction) a retrained 2:4 model may lose against its dense model.
     """
     tolerance = check.fraction("tolerance", tolerance)
+    summary = check.mapping("summary", summary, allow_empty=False)
+    if not {"per_method", "methods"} <= set(summary):
+        raise ValueError("summary must be what asp_summary returns (keys methods, per_method)")
     pm = summary["per_method"]
     mag, rnd, uns = pm["2:4 magnitude"], pm["2:4 random"], pm["unstructured 50% magnitude"]
     return {

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import check
+from .fields import check_fields, device_info
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,17 @@ class BackendCheck:
 
     Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
+    FIELD_RULES = {"allow_empty": ("reason",)}  # the checks of fields.check_fields
+
 
     works: bool
     backend: str | None  # "cusparselt" or "cutlass" (PyTorch's two semi-structured backends), or None
     reason: str  # one line a reader can act on
     tried: tuple[tuple[str, bool, str], ...] = ()  # (backend, worked, detail) for every backend tried
     cusparselt_version: int | None = None
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def working(self) -> list[str]:
@@ -126,7 +132,7 @@ def probe_backend(info: Any = None, dtype: str = "float16") -> BackendCheck:
         import torch
     except ImportError:
         return BackendCheck(False, None, "torch is not installed")
-    info = info or _device.probe()
+    info = device_info("info", info)
     if info.backend != "cuda":
         return BackendCheck(False, None, "no CUDA GPU here: the chapter shows recorded and published measurements")
     candidates = [b for b in BACKEND_ORDER if b in info.sparse_2to4_backends]

@@ -12,15 +12,14 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Callable, Sequence
 
+from .fields import argv_list, device_info
 from .backends import BackendCheck, probe_backend
-from .measure import QUICK_SHAPES, SWEEP_SHAPES, linear_sweep
+from .measure import CPU_SHAPES, QUICK_SHAPES, SWEEP_SHAPES, linear_sweep
 from .roofline import LinearShape
 from .sweep_results import _sweep_summary, verdict
 
 
 #: Tiny shapes of the CPU code path (``bench sparsity --device cpu``): the whole sweep, in well under a second.
-CPU_SHAPES: tuple[LinearShape, ...] = (LinearShape(64, 128, 128, "CPU code path"),
-                                       LinearShape(32, 256, 64, "CPU code path"))
 
 
 def _run(quick: bool, dtypes: Sequence[str] | None = None, info: Any = None,
@@ -29,7 +28,7 @@ def _run(quick: bool, dtypes: Sequence[str] | None = None, info: Any = None,
     from .. import device as _device
     from .. import results
 
-    info = info or _device.probe()
+    info = device_info("info", info)
     found = check_ or probe_backend(info)
     if info.backend != "cuda" and cpu_path:
         # The whole code path on the CPU: the gather product stands in for the sparse tensor cores.
@@ -80,7 +79,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
                                      "conversion time (torch semi-structured sparsity).")
     p.add_argument("--dtypes", nargs="+", default=None, choices=["float16", "bfloat16"],
                    help="dtypes (default: float16 and bfloat16; --quick: float16)")
-    args = p.parse_args(list(argv or []))
+    args = p.parse_args(argv_list(argv))
     info = benchcli.probe(args)
     found = probe_backend(info)
     print(found.summary())

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import specs
+from .. import check, specs
+from .fields import check_fields
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class AccuracyResult:
     reproduced by it; PyTorch's own runs are BERT-base on SQuAD and DINOv2 ViT-L.
     Chapter: *2:4 structured sparsity*, "Accuracy".
     """
+    FIELD_RULES = {"allow_empty": ("where",)}  # the checks of fields.check_fields
+
 
     network: str
     dataset: str
@@ -39,6 +42,9 @@ class AccuracyResult:
     source: str  # bib key
     where: str
     pruned_no_retraining: float | None = None  # the metric right after pruning, before retraining, where published
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def change(self) -> float:
@@ -71,14 +77,22 @@ def published_speedups(gpu: str | None = None) -> list[Any]:
 
 def published_speedup(rec: Any) -> float:
     """Dense time over sparse time of a published record (either unit)."""
+    from ..results import Record
+
+    if not isinstance(rec, Record):
+        raise TypeError(f"rec must be a published record (ampere.results.Record), got {rec!r:.60}")
     for unit in ("ms", "us"):
         if f"dense_{unit}" in rec.figures and f"sparse_{unit}" in rec.figures:
             return float(rec.figures[f"dense_{unit}"]) / float(rec.figures[f"sparse_{unit}"])
-    raise ValueError(f"record {rec.id!r} has no dense/sparse time pair; it has {', '.join(rec.figures)}")
+    raise ValueError(f"rec {rec.id!r} has no dense/sparse time pair; it has {', '.join(rec.figures)}")
 
 
 def claims_rows(asp: dict[str, Any] | None = None) -> list[dict[str, str]]:
     """The chapter's claims-checked table: claim, source key, verdict, evidence computed here."""
+    if asp is not None:
+        asp = check.mapping("asp", asp, allow_empty=False)
+        if not {"per_method", "methods"} <= set(asp):
+            raise ValueError("asp must be what asp_summary returns (keys methods, per_method), or None")
     a100 = specs.get("A100-SXM4-80GB")
     fp16, fp16s = a100.peak_flops("fp16") / 1e12, a100.peak_flops("fp16", sparse=True) / 1e12
     rows = []

@@ -231,6 +231,11 @@ def storage_ratio(dense: Any, values: Any, metadata: Any) -> Fraction:
 
     Chapter: *2:4 structured sparsity*, "Exact round trips".
     """
+    for name, x in (("dense", dense), ("values", values), ("metadata", metadata)):
+        if not (_is_torch_tensor(x) or isinstance(x, np.ndarray)):
+            raise TypeError(f"{name} must be a numpy array or a torch tensor, got {type(x).__name__}")
+    if _nbytes(dense) == 0:
+        raise ValueError("dense must not be empty: a ratio to zero bytes has no meaning")
     return Fraction(_nbytes(values) + _nbytes(metadata), _nbytes(dense))
 
 
@@ -259,6 +264,32 @@ def metadata_overhead(precision: str) -> Fraction:
     check.one_of("precision", precision, HARDWARE_FORMATS)
     bits, keep, _, meta = HARDWARE_FORMATS[precision]
     return Fraction(meta, keep * bits)
+
+
+#: how an N:M format can name its kept positions: each kept weight's position (``positions``: N x
+#: ceil(log2 M) bits per group, the hardware's 2:4 nibble), or the group's whole pattern as one index among
+#: the C(M, N) patterns (``pattern``: ceil(log2 C(M, N)) bits per group)
+NM_ENCODINGS = ("positions", "pattern")
+
+
+def nm_storage_ratio(n: int, m: int, bits: int = 16, encoding: str = "positions") -> Fraction:
+    """Compressed / dense storage of an N:M format whose kept values take ``bits`` bits each, with the
+    metadata encoded as ``encoding`` (:data:`NM_ENCODINGS`): ``nm_storage_ratio(2, 4)`` is the hardware's
+    9/16, ``nm_storage_ratio(4, 8)`` 19/32 with a 3-bit position per kept weight, 71/128 with one 7-bit index
+    per group of eight (C(8, 4) = 70 patterns). Chapter: *2:4 structured sparsity*, exercise "More freedom,
+    more metadata".
+    """
+    import math
+
+    m = check.bounded_int("m", m, 2, 64, why="group sizes of structured-sparsity formats")
+    n = check.bounded_int("n", n, 1, m - 1, why="kept weights per group, fewer than m")
+    bits = check.bounded_int("bits", bits, 1, 64, why="bits per stored value")
+    encoding = check.one_of("encoding", encoding, NM_ENCODINGS)
+    if encoding == "positions":
+        meta = n * math.ceil(math.log2(m))
+    else:
+        meta = math.ceil(math.log2(math.comb(m, n)))
+    return Fraction(n * bits + meta, m * bits)
 
 
 def cutlass_metadata_layout(metadata: np.ndarray) -> np.ndarray:

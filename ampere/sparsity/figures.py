@@ -11,12 +11,20 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+
 import numpy as np
 
+from .. import check
 from .compressed import metadata_nibbles
-from .llm import layer_speedup, published_llm_speedups
+from .llm import layer_speedup
 from .roofline import LinearShape, csr_precision, speedup_curves, speedup_model, unstructured_break_even
 from .sweep_results import sweep_table
+
+
+def _two_axes(axes: Any) -> list[Any]:
+    from .. import plots
+
+    return check.sequence("axes", axes, lambda n, a: plots.axes(n, a), min_len=2, max_len=2)
 
 
 def draw_block(axes: Sequence[Any], w: np.ndarray, values: np.ndarray, metadata: np.ndarray) -> None:
@@ -28,6 +36,10 @@ def draw_block(axes: Sequence[Any], w: np.ndarray, values: np.ndarray, metadata:
 
     from .. import plots
 
+    axes = check.sequence("axes", axes, lambda n, a: plots.axes(n, a), min_len=3, max_len=3)
+    for name, x in (("w", w), ("values", values)):
+        if not isinstance(x, np.ndarray) or x.ndim != 2:
+            raise TypeError(f"{name} must be a 2-D numpy array, got {type(x).__name__}")
     w = np.asarray(w, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     rows, cols = w.shape
@@ -76,7 +88,7 @@ def plot_speedup_model(axes: Sequence[Any], gpu: str = "A100-SXM4-80GB", precisi
     """
     from .. import plots
 
-    ax0, ax1 = axes
+    ax0, ax1 = _two_axes(axes)
     c = speedup_curves(gpu, in_features, out_features, precision)
     color = plots.gpu_color(gpu)
     ax0.plot(c["tokens"], c["2:4"], color=color, label="2:4 (sparse tensor cores)", **plots.PROVENANCE["model"])
@@ -122,12 +134,16 @@ def plot_llm_speedup(axes: Sequence[Any], model: str = "llama2-7b", gpu: str = "
                      kernel_speedup: float = 1.6) -> None:
     """Layer speedup of 2:4 over dense for one decoder layer (:func:`~.llm.layer_speedup`). Left: decoding,
     against the batch size, for three K/V-cache lengths. Right: prefill of one sequence, against the prompt
-    length, with the GEMMs at the 2:4 roofline and only ``kernel_speedup`` times faster, beside the published
-    end-to-end speedup. Chapter: *2:4 structured sparsity*, "2:4 on large language models".
+    length, with the GEMMs at the 2:4 roofline and only ``kernel_speedup`` times faster (Wanda's end-to-end
+    LLaMA-7B figure is not drawn here: the text we read does not say on which GPU it was measured).
+    Chapter: *2:4 structured sparsity*, "2:4 on large language models".
     """
-    from .. import plots, views
+    from .. import plots
 
-    ax0, ax1 = axes
+    ax0, ax1 = _two_axes(axes)
+    gpu = check.gpu("gpu", gpu)
+    layer_speedup(model, gpu, "prefill", 1, 128)  # refuses an unknown model, naming it
+    kernel_speedup = check.bounded("kernel_speedup", kernel_speedup, 0.01, 100.0, why="a GEMM speedup")
     color = plots.gpu_color(gpu)
     batches = [2**i for i in range(0, 9)]
     for context, style in ((512, ":"), (2048, "--"), (8192, "-")):
@@ -147,9 +163,6 @@ def plot_llm_speedup(axes: Sequence[Any], model: str = "llama2-7b", gpu: str = "
     ax1.plot(prompts, roof, color=color, label="GEMMs at the 2:4 roofline (2x)", **plots.PROVENANCE["model"])
     ax1.plot(prompts, kern, color=color, label=f"GEMMs {kernel_speedup:g}x faster",
              **{**plots.PROVENANCE["model"], "linestyle": "--"})
-    e2e = next(r for r in published_llm_speedups() if r.dense_ms is not None)
-    ax1.axhline(e2e.speedup, color="#888888", lw=1.0, linestyle=":",
-                label=f"published end to end, {e2e.model} ({views.cite_label(e2e.source)})")
     ax1.axhline(1.0, color="black", lw=0.8)
     ax1.set_xscale("log", base=2)
     ax1.set_xlabel("prompt length (tokens, one sequence)")
@@ -214,3 +227,48 @@ def plot_sweep(ax: Any, result: dict[str, Any]) -> None:
     from ..results import provenance
 
     plots.provenance_note(ax, provenance(result) + "; black ticks: roofline bound of the model")
+
+
+_KIND_MARKER = {"measured": "o", "recorded": "s", "published": "^"}
+
+
+def _plot_speedup_points(ax: Any, points: Sequence[Any], labels: Sequence[str]) -> None:
+    """One row per speedup: the real 2:4 speedup (filled, marker by provenance) beside its roofline bound
+    (open diamond) where there is one, a vertical line at 1 (no gain). Short row labels: the GPU goes in the
+    title. Used by :func:`ampere.sparsity.views.show_sparsity`."""
+    from .. import plots
+
+    ys = list(range(len(points)))[::-1]
+    seen: set[str] = set()
+    for y, p, label in zip(ys, points, labels):
+        colour = plots.gpu_color(p.gpu)
+        if p.model is not None:
+            ax.plot([p.model, p.real], [y, y], color=colour, lw=1.0, alpha=0.4)
+            ax.plot([p.model], [y], marker="D", mfc="white", mec=colour, ms=7, ls="none",
+                    label=None if "bound" in seen else "roofline bound (model)")
+            seen.add("bound")
+        lab = None if p.kind in seen else {"measured": "measured here", "recorded": "recorded on a real GPU",
+                                           "published": "published"}[p.kind]
+        seen.add(p.kind)
+        ax.plot([p.real], [y], marker=_KIND_MARKER[p.kind], color=colour, ms=8, ls="none", label=lab)
+    ax.axvline(1.0, color="#444444", lw=1, ls="--", label="no gain (1.0x)")
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=9)
+    ax.set_ylim(-0.7, len(points) - 0.3)
+    ax.set_xlim(0.5, 2.15)
+    ax.set_xlabel("2:4 sparse over dense (x)")
+    ax.legend(loc="upper left", fontsize=8)
+
+
+def _show_speedup_figure(pts: Sequence[Any], labels: Sequence[str]) -> None:
+    """The figure of :func:`ampere.sparsity.views.show_sparsity`: one row per speedup, the GPUs in the title."""
+    import matplotlib.pyplot as plt
+
+    from .. import plots
+
+    fig, ax = plots.figure("full")
+    fig.set_size_inches(fig.get_size_inches()[0], min(max(2.8, 0.36 * len(pts) + 1.4), 7.5))
+    _plot_speedup_points(ax, pts, labels)
+    ax.set_title(f"2:4 sparse over dense on the {', '.join(dict.fromkeys(p.gpu for p in pts))}", fontsize=10)
+    fig.tight_layout()
+    plt.show()

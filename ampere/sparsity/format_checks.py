@@ -30,6 +30,12 @@ def torch_cutlass_reference(w: Any) -> tuple[Any, np.ndarray] | None:
 
     Chapter: *2:4 structured sparsity*, "What the GPU really reads".
     """
+    if not (_is_torch_tensor(w) or isinstance(w, np.ndarray)) or len(w.shape) != 2:
+        raise TypeError(f"w must be a 2-D numpy array or torch tensor, got {type(w).__name__}")
+    rows, cols = w.shape
+    if rows % 32 or cols % 32 or not is_2to4(w):
+        raise ValueError(f"w must be 2:4 sparse with rows and columns multiples of 32 (CUTLASS tiles), "
+                         f"got shape {tuple(w.shape)}")
     try:
         import torch
         from torch.sparse._semi_structured_conversions import sparse_semi_structured_from_dense_cutlass

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .. import check, specs, transformer
+from .fields import check_fields
 from .roofline import _BYTES, LinearShape, matmul_time_model
 
 __all__ = ["PATTERNS", "PHASES", "PerplexityResult", "LLMSpeedup", "published_perplexities", "perplexity_rows",
@@ -43,6 +44,8 @@ PHASES: tuple[str, ...] = ("prefill", "decode")
 @dataclass(frozen=True)
 class PerplexityResult:
     """One published WikiText perplexity of a pruned (or dense) LLM (``llm-pruning-perplexity`` table)."""
+    FIELD_RULES = {"allow_empty": ("where", "note"), "positive": ("wikitext_ppl",)}  # the checks of fields.check_fields
+
 
     model: str
     method: str  # "dense", "magnitude", "SparseGPT", "Wanda"
@@ -51,6 +54,9 @@ class PerplexityResult:
     source: str  # bib key
     where: str
     note: str = ""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def published_perplexities() -> list[PerplexityResult]:
@@ -76,7 +82,7 @@ def perplexity_rows(models: Iterable[str] | None = None) -> list[dict[str, Any]]
     if isinstance(models, str):
         raise TypeError(f"models must be a list of model names, not one string; got {models!r}")
     if models is not None:
-        wanted = [check.one_of("models", m, names) for m in models]
+        wanted = check.names("models", models, names)
         names = [n for n in names if n in wanted]
     out = []
     for model in names:
@@ -95,6 +101,8 @@ def perplexity_rows(models: Iterable[str] | None = None) -> list[dict[str, Any]]
 @dataclass(frozen=True)
 class LLMSpeedup:
     """One published speedup of a 2:4 sparse LLM over the dense one (``llm-sparse-speedups`` table)."""
+    FIELD_RULES = {"allow_empty": ("where", "note"), "positive": ("dense_ms", "sparse_ms", "speedup_ratio")}  # the checks of fields.check_fields
+
 
     model: str
     what: str
@@ -104,6 +112,9 @@ class LLMSpeedup:
     source: str
     where: str
     note: str = ""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def speedup(self) -> float:
@@ -152,6 +163,8 @@ def gemm_speedup_needed(fraction: float, target: float) -> float:
 @dataclass(frozen=True)
 class LayerTime:
     """Roofline time of one decoder layer, in seconds, split into the GEMMs, attention and the rest."""
+    FIELD_RULES = {"choices": {"phase": PHASES}, "bounds": {"batch": (1, 10**6), "tokens": (1, 10**9), "context": (0, 10**9)}}  # the checks of fields.check_fields
+
 
     model: str
     gpu: str
@@ -163,6 +176,9 @@ class LayerTime:
     gemm_s: float
     attention_s: float
     other_s: float
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
     @property
     def total_s(self) -> float:
@@ -179,7 +195,7 @@ def _shape(model: str | transformer.TransformerShape) -> transformer.Transformer
         return model
     if not isinstance(model, str):
         raise TypeError(f"model must be a preset name or a TransformerShape; got {model!r}")
-    return transformer.preset(model)
+    return transformer.preset(check.one_of("model", model, list(transformer.PRESETS)))
 
 
 def decoder_layer_time(model: str | transformer.TransformerShape, gpu: str | specs.GPUSpec, phase: str,
@@ -255,10 +271,18 @@ def speedup_rows(model: str | transformer.TransformerShape = "llama2-7b", gpu: s
     the dense layer, the roofline 2:4 layer speedup, and, with ``kernel_speedup``, the layer speedup when the
     GEMMs are only that much faster. Chapter: *2:4 structured sparsity*, "2:4 on large language models".
     """
+    _shape(model)
+    kernel_speedup = check.optional(check.bounded, "kernel_speedup", kernel_speedup, 0.01, 100.0,
+                                    why="a GEMM speedup")
+
+    def triple(name: str, case: Any) -> tuple[Any, Any, Any]:
+        if not isinstance(case, (tuple, list)) or len(case) != 3:
+            raise ValueError(f"{name} must be a (phase, batch, context) triple; got {case!r}")
+        return tuple(case)
+
+    cases = check.sequence("cases", cases, triple, max_len=64)
     rows = []
     for case in cases:
-        if not isinstance(case, (tuple, list)) or len(case) != 3:
-            raise ValueError(f"cases must hold (phase, batch, context) triples; got {case!r}")
         phase, batch, context = case
         roof = layer_speedup(model, gpu, phase, batch, context)
         row = {"phase": phase, "batch": str(batch), "context": str(context),

@@ -17,10 +17,20 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import check
+from .fields import device_info
 from .backends import _TOLERANCE, _rel_err, _semi_structured_backend, _torch_mask_2to4, probe_backend
 from .compressed import compress_2to4, matmul_2to4, metadata_nibbles
 from .pattern import prune_2to4, unstructured_mask
 from .roofline import LinearShape
+
+
+#: the largest dense product (FLOP) a sweep times on a CPU: a few seconds of NumPy or torch
+CPU_MAX_FLOPS = 2e10
+#: the shapes of the CPU code path (``--device cpu``): tiny, they exercise the code, they measure nothing
+CPU_SHAPES: tuple[LinearShape, ...] = (LinearShape(64, 128, 128, "CPU code path"),
+                                       LinearShape(32, 256, 64, "CPU code path"))
+#: the default unstructured CSR comparison of a GPU sweep (a CPU sweep uses its first CPU shape)
+CSR_SHAPE = LinearShape(4096, 4096, 4096, "CSR comparison")
 
 
 def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float = 0.5, seed: int = 0,
@@ -36,12 +46,13 @@ def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float
 
     from .. import timing
 
-    size, tokens = check.positive_int("size", size), check.positive_int("tokens", tokens)
+    size = check.bounded_int("size", size, 4, 4096, why="a CPU demonstration")
+    tokens = check.bounded_int("tokens", tokens, 1, 8192, why="a CPU demonstration")
     if size % 4:
         raise ValueError(f"size={size} must be a multiple of 4 (the 2:4 groups run along the rows)")
-    sparsity = check.fraction("sparsity", sparsity)
-    max_time_s = check.positive("max_time_s", max_time_s)
-    rng = np.random.default_rng(check.nonneg_int("seed", seed))
+    sparsity = check.bounded("sparsity", sparsity, 0.01, 0.99, why="a share of zeros, neither none nor all")
+    max_time_s = check.bounded("max_time_s", max_time_s, 0.01, 60.0, why="seconds per product timed")
+    rng = np.random.default_rng(check.bounded_int("seed", seed, 0, 2**32 - 1, why="a NumPy seed"))
     w = rng.standard_normal((size, size)).astype(np.float32)
     x = rng.standard_normal((size, tokens)).astype(np.float32)
     w_uns = w * unstructured_mask(w, sparsity)
@@ -54,7 +65,8 @@ def measure_cpu_unstructured(size: int = 512, tokens: int = 256, sparsity: float
     }
     out: dict[str, Any] = {"size": size, "tokens": tokens, "median_s": {}}
     for label, fn in runs.items():
-        out["median_s"][label] = timing.benchmark(fn, label=label, max_time_s=max_time_s, min_time_s=0.05).median_s
+        out["median_s"][label] = timing.benchmark(fn, label=label, max_time_s=max_time_s,
+                                                    min_time_s=min(0.05, max_time_s)).median_s
     dense = out["median_s"]["dense BLAS"]
     out["speedup_vs_dense"] = {k: dense / v for k, v in out["median_s"].items()}
     return out
@@ -92,10 +104,10 @@ def _compressed_torch(w: Any) -> tuple[Any, Any]:
     return values.to(w.device), torch.from_numpy(col_idx).to(w.device)
 
 
-def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[str] = ("float16", "bfloat16"),
+def linear_sweep(shapes: Sequence[LinearShape] | None = None, dtypes: Sequence[str] = ("float16", "bfloat16"),
                  backends: Sequence[str] | None = None, device: Any = None, warmup_s: float = 0.5,
                  min_time_s: float = 0.1, max_time_s: float = 3.0, alg_search: bool = True,
-                 unstructured_shape: LinearShape | None = LinearShape(4096, 4096, 4096, "CSR comparison"),
+                 unstructured_shape: LinearShape | None = CSR_SHAPE,
                  progress: Callable[[dict[str, Any]], None] | None = None,
                  info: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
     """Measure ``F.linear(x, W)`` dense against 2:4 sparse for each shape, dtype and backend.
@@ -108,7 +120,9 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
     CPU so the unit tests exercise the code path. Out of memory: frees, retries with half the tokens, says
     so. A backend that fails on one shape (an unsupported size, a kernel missing for this GPU) is skipped
     for that shape and the error kept in the notes. With ``alg_search`` the cuSPARSELt algorithm found by
-    ``torch._cslt_sparse_mm_search`` is used only if it converts and runs. Returns (records, notes).
+    ``torch._cslt_sparse_mm_search`` is used only if it converts and runs. ``shapes=None`` sweeps
+    :data:`SWEEP_SHAPES` on a GPU and :data:`CPU_SHAPES` on a CPU; a CPU refuses shapes above
+    :data:`CPU_MAX_FLOPS` (and times the default CSR comparison on its first CPU shape). Returns (records, notes).
     Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     import torch
@@ -116,23 +130,37 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
     from .. import device as _device
     from .. import timing
 
-    info = info or _device.probe()
-    dev = torch.device(device) if device is not None else _device.torch_device(info)
-    notes: list[str] = []
-    shapes = list(shapes)
-    for shape in shapes:
-        if not isinstance(shape, LinearShape):
-            raise TypeError(f"shapes must hold LinearShape objects, got {type(shape).__name__}")
+    def shape_item(name: str, v: Any) -> LinearShape:
+        if not isinstance(v, LinearShape):
+            raise TypeError(f"{name} must be a LinearShape, got {v!r:.60} ({type(v).__name__})")
+        return v
+
+    shapes = None if shapes is None else check.sequence("shapes", shapes, shape_item, max_len=64)
+    dtypes = check.names("dtypes", dtypes, tuple(_TOLERANCE))
+    backends = check.optional(check.names, "backends", backends, ("cusparselt", "cutlass", "reference"))
     for name, v in (("warmup_s", warmup_s), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
-        check.nonneg(name, v)
+        check.bounded(name, v, 0.0, 600.0, why="seconds per timed configuration")
+    alg_search = check.boolean("alg_search", alg_search)
+    unstructured_shape = check.optional(shape_item, "unstructured_shape", unstructured_shape)
+    progress = check.optional(check.function, "progress", progress)
+    info = device_info("info", info)
+    dev = check.device("device", device) if device is not None else _device.torch_device(info)
+    dev = torch.device(dev)
+    if shapes is None:
+        shapes = list(SWEEP_SHAPES if dev.type == "cuda" else CPU_SHAPES)
+    if dev.type != "cuda" and unstructured_shape is CSR_SHAPE:
+        unstructured_shape = CPU_SHAPES[0]
+    if dev.type != "cuda":  # a CPU runs the same path, on shapes small enough to finish
+        for name, group in (("shapes", shapes), ("unstructured_shape", [unstructured_shape] if unstructured_shape
+                                                 else [])):
+            for shape in group:
+                check.at_most(name, shape.flops, CPU_MAX_FLOPS,
+                              f"{shape.name()} is {shape.flops:.3g} FLOP: too large for a CPU run")
+    notes: list[str] = []
     if backends is None:
         found = probe_backend(info)
         backends = found.working
         notes.append(found.summary())
-    for b in backends:
-        check.one_of("backend", b, ("cusparselt", "cutlass", "reference"))
-    for dt in dtypes:
-        check.one_of("dtype", dt, tuple(_TOLERANCE))
     is_cuda = dev.type == "cuda"
     oom = torch.cuda.OutOfMemoryError if is_cuda else MemoryError
     records: list[dict[str, Any]] = []
@@ -170,7 +198,8 @@ def linear_sweep(shapes: Sequence[LinearShape] = SWEEP_SHAPES, dtypes: Sequence[
                 else:
                     with _semi_structured_backend(b) as to_sparse:
                         m_c = timing.benchmark(lambda: to_sparse(w), label=f"compress {b} {dt}", device=dev,
-                                               warmup_s=0.05, min_samples=5, min_time_s=0.02, max_time_s=max_time_s)
+                                               warmup_s=0.05, min_samples=5, min_time_s=min(0.02, max_time_s),
+                                               max_time_s=max_time_s)
                         ws = to_sparse(w)
                         alg = None
                         if b == "cusparselt" and alg_search and hasattr(torch, "_cslt_sparse_mm_search"):

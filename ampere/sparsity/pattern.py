@@ -120,6 +120,7 @@ def random_mask_2to4(shape: Sequence[int], seed: int = 0) -> np.ndarray:
     if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence):
         raise TypeError(f"shape must be a sequence of positive integers, got {shape!r}")
     shape = tuple(check.positive_int("shape", s) for s in shape)
+    check.at_most("shape", float(np.prod([float(s) for s in shape])), 2**28, "elements of one mask (2 GiB of float64)")
     _check_groups(shape, 4, "shape")
     rng = np.random.default_rng(check.nonneg_int("seed", seed))
     groups = int(np.prod(shape)) // 4

@@ -60,6 +60,8 @@ def peak_rows(gpus: Iterable[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB", "RTX-A6
     A pivot of the package's one peak table, :func:`ampere.gemm.peak_rows` (dense and sparse rows of the same
     GPU and precision become one row). Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
     """
+    gpus = check.gpus("gpus", gpus)
+    precisions = check.names("precisions", precisions, sorted({p for g in gpus for p in specs.get(g).precisions()}))
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for r in gemm.peak_rows(gpus, precisions):
         row = rows.setdefault((r.gpu, r.precision), {"gpu": r.gpu, "precision": r.precision, "dense": None,
@@ -88,8 +90,9 @@ class LinearShape:
     label: str = ""  # where the shape comes from
 
     def __post_init__(self) -> None:
-        for f in ("tokens", "in_features", "out_features"):
-            object.__setattr__(self, f, check.positive_int(f, getattr(self, f)))
+        for f, hi in (("tokens", 10**8), ("in_features", 10**6), ("out_features", 10**6)):
+            object.__setattr__(self, f, check.bounded_int(f, getattr(self, f), 1, hi,
+                                                          why="a layer one GPU can hold"))
         if not isinstance(self.label, str):
             raise TypeError(f"label must be a string, got {self.label!r}")
         if self.in_features % 4:
@@ -195,7 +198,8 @@ def break_even_rows(gpus: Iterable[str] = ("A100-SXM4-80GB", "H100-SXM5-80GB"),
     two peaks compared (TFLOP/s). A GPU without a catalogued non-tensor rate gets only the FP32 row.
     Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
     """
-    precisions = [check.one_of("precisions", p, ("fp16", "bf16", "tf32")) for p in precisions]
+    gpus = check.gpus("gpus", gpus)
+    precisions = check.names("precisions", precisions, ("fp16", "bf16", "tf32"))
     rows = []
     for gpu in gpus:
         spec = specs.get(gpu)
@@ -218,7 +222,8 @@ def speedup_curves(gpu: str | specs.GPUSpec = "A100-SXM4-80GB", in_features: int
 
     Chapter: *2:4 structured sparsity*, "Why the hardware likes it".
     """
-    tokens = [check.positive_int("tokens", t) for t in tokens]
+    tokens = check.sequence("tokens", tokens, lambda n, t: check.bounded_int(n, t, 1, 10**8, why="tokens of one layer"),
+                            max_len=64)
     out: dict[str, list[float]] = {"tokens": tokens, "2:4": [], "unstructured": []}
     for t in tokens:
         s = LinearShape(t, in_features, out_features)

@@ -23,8 +23,12 @@ def sweep_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 
     Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
+    from ..results import validate
     from ..timing import Measurement
 
+    validate(result)  # a result JSON of any benchmark; the field named in its errors is "result"
+    if result["benchmark"] != "sparsity":
+        raise ValueError(f"result must be a sparsity result, got one of {result['benchmark']!r}")
     spec = specs.match(result["device"].get("name"))
     by_key: dict[tuple, dict[str, Any]] = {}
     for rec in result["records"]:
@@ -82,7 +86,7 @@ def verdict(result: dict[str, Any], target: float = 1.2) -> list[str]:
 
     Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
-    target = check.positive("target", target)
+    target = check.bounded("target", target, 0.01, 100.0, why="a speedup")
     rows = [r for r in sweep_table(result) if r["backend"] != "torch.sparse CSR"]
     if not rows:
         return ["no 2:4 configuration was measured"]

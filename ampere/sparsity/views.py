@@ -15,6 +15,7 @@ from .. import check
 from .backends import probe_backend
 from .bench import short_run
 from .claims import published_accuracy, published_speedup, published_speedups
+from .llm import BERT_BASE, layer_speedup
 from .roofline import LinearShape, matmul_time_model, peak_rows, speedup_model
 from .sweep_results import sweep_table, verdict
 
@@ -63,7 +64,8 @@ def accuracy_rows() -> list[dict[str, str]]:
 
     return [{"network": r.network, "dataset": r.dataset, "metric": r.metric, "dense": f"{r.dense:g}",
              "2:4 sparse": f"{r.sparse:g}", "pruned only": "" if r.pruned_no_retraining is None
-             else f"{r.pruned_no_retraining:g}", "whose run": r.reported_by, "source": views.cite_label(r.source)}
+             else f"{r.pruned_no_retraining:g}", "whose run": r.reported_by, "source": views.cite_label(r.source)
+             + (f" (from {views.cite_label('mishra2021asp')})" if "reprinted" in r.reported_by else "")}
             for r in published_accuracy()]
 
 
@@ -78,9 +80,10 @@ def _published_shape(rec: Any) -> LinearShape | None:
 
 def speedup_points(result: dict[str, Any] | None = None) -> list[Any]:
     """2:4 speedups over dense beside the roofline bound of :func:`speedup_model`: the rows of ``result``
-    (a sweep measured here), of recorded results (``ampere/data``), then of published measurements (whole
-    models have no bound: their sparse part is only the ``Linear`` layers). Chapter: *2:4 structured
-    sparsity*, "Real 2:4 speedups".
+    (a sweep measured here), of recorded results (``ampere/data``), then of published measurements. A single
+    layer's bound is :func:`speedup_model`; a whole BERT-base model's is Amdahl's law over its layers with
+    the GEMMs at the 2:4 roofline (:func:`~ampere.sparsity.llm.layer_speedup`, not causal), since only its
+    ``Linear`` layers are sparse. Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
     from .. import results as _results
     from .. import views
@@ -106,7 +109,13 @@ def speedup_points(result: dict[str, Any] | None = None) -> list[Any]:
     for rec in sorted(published_speedups(), key=order):
         shape = _published_shape(rec)
         dtype = {"float16": "fp16", "bfloat16": "bf16"}.get(rec.params.get("dtype", ""), "fp16")
-        bound = speedup_model(rec.gpu, shape, dtype, "2:4") if shape is not None else None
+        if shape is not None:
+            bound = speedup_model(rec.gpu, shape, dtype, "2:4")
+        elif rec.params.get("model") == BERT_BASE.name:
+            bound = layer_speedup(BERT_BASE, rec.gpu, "prefill", rec.params["batch"], rec.params["seq"],
+                                  precision=dtype, causal=False)["speedup"]
+        else:
+            bound = None
         what = rec.params.get("what", rec.id)
         if rec.params.get("mode"):
             what += f", {rec.params['mode']}"
@@ -115,22 +124,67 @@ def speedup_points(result: dict[str, Any] | None = None) -> list[Any]:
     return pts
 
 
+def _short_label(p: Any) -> str:
+    """Row labels that fit the figure: "BERT-base b16, eager", "Linear 10240->3072", "ViT-L GEMM"."""
+    w = p.what
+    if w.startswith("BERT-base"):
+        batch = w.split("batch ")[-1].split(",")[0]
+        return f"BERT-base b{batch}, {w.rsplit(', ', 1)[-1]}"
+    if w.startswith("one nn.Linear("):
+        return "Linear " + w[len("one nn.Linear("):].split(")")[0].replace(", ", "->") + ", eager"
+    if w.startswith("ViT-L"):
+        return "ViT-L training GEMM"
+    return w if len(w) <= 28 else w[:27] + "..."
+
+
+def speedup_table_rows(points: Sequence[Any]) -> list[dict[str, str]]:
+    """The speedups of :func:`speedup_points` as compact table rows: the BERT-base runs collapsed into one
+    row per mode with a column per batch, every other point a row of its own, the roofline bound in a column
+    of its own; the GPU column only when the points come from more than one GPU (else it is in the title),
+    the sources under the table. Chapter: *2:4 structured sparsity*, "Real 2:4 speedups"."""
+    several = len({p.gpu for p in points}) > 1
+    rows: list[dict[str, str]] = []
+    bert: dict[str, dict[str, str]] = {}
+    for p in points:
+        label = _short_label(p)
+        bound = "" if p.model is None else f"{p.model:.2f}x"
+        if label.startswith("BERT-base b"):
+            batch, mode = label[len("BERT-base b"):].split(", ")
+            row = bert.setdefault(mode, {"what": f"BERT-base, {mode}", **({"GPU": p.gpu} if several else {}),
+                                         "bound": bound})
+            if bound and bound not in row["bound"].split("-"):
+                row["bound"] = "-".join(filter(None, (row["bound"], bound)))
+            row[f"b{batch}"] = f"{p.real:.2f}x"
+            row["provenance"] = p.kind
+            continue
+        rows.append({"what": label, **({"GPU": p.gpu} if several else {}), "bound": bound,
+                     "speedup": f"{p.real:.2f}x", "provenance": p.kind})
+    out = rows + list(bert.values())
+    columns = list(dict.fromkeys(k for r in out for k in r if k != "provenance")) + ["provenance"]
+    return [{k: r.get(k, "") for k in columns} for r in out]
+
+
 def show_sparsity(info: Any, *, measure: bool | None = None) -> list[Any]:
     """The "Real 2:4 speedups" section in one call: find the 2:4 backends this GPU can run
     (:func:`probe_backend`, from ``info.sparse_2to4_backends``), measure the short sweep where one works (or
     when ``measure`` says so), and show every speedup there is (measured here, recorded, published) beside
-    the roofline bound, as a figure and a Markdown table. Returns the points shown.
+    the roofline bound, as a figure (short row labels, the GPUs in the title, a line at 1.0x) and a compact
+    Markdown table with the sources under it. Returns the points shown.
 
     Chapter: *2:4 structured sparsity*, "Real 2:4 speedups".
     """
-    from .. import tables, views
+    from .. import tables
+    from ..tables import markdown_table
+    from .figures import _show_speedup_figure
 
     found = probe_backend(info)
     run = found.works if measure is None else check.boolean("measure", measure)
     live = short_run(info) if run else None
     pts = speedup_points(live)
-    views.show(pts, title="2:4 sparse over dense: speedups beside the roofline bound", model_label="roofline bound",
-               real_label="speedup", digits=2)
+    labels = [_short_label(p) for p in pts]
+    _show_speedup_figure(pts, labels)
+    sources = "; ".join(dict.fromkeys(p.source for p in pts if p.source))
+    tables.show_md(markdown_table(speedup_table_rows(pts)) + f"\n\n*Sources: {sources}.*")
     if live is not None:
         tables.show_md("\n\n".join(verdict(live)))
     return pts

@@ -99,7 +99,7 @@ def test_too_many_instances_unknown_profiles_and_malformed_layouts():
         mig.validate(A40, [("1g.5gb+me", 0), ("1g.5gb+me", 1)])
     with pytest.raises(ValueError, match="2 instances of 4g.40gb; at most 1"):
         mig.validate(A80, [("4g.40gb", 0), ("4g.40gb", 0)])
-    with pytest.raises(ValueError, match=r"profile='5g.25gb' is not a MIG profile of A100-40GB; allowed: 1g.5gb"):
+    with pytest.raises(ValueError, match=r"profile name '5g.25gb' is not a MIG profile of A100-40GB; allowed: 1g.5gb"):
         mig.validate(A40, [("5g.25gb", 0)])
     with pytest.raises(ValueError, match="not a MIG profile of A100-40GB"):
         mig.validate(A40, [("1g.20gb", 0)])  # an 80GB name on the 40GB card

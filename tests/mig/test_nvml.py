@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import types
 
+import pytest
+
 from ampere import mig
 
 from .fakenvml import FakeNVMLError, _driver_rows, fake_nvml
@@ -25,7 +27,8 @@ def test_nvml_absent_or_failing_never_raises(monkeypatch):
     assert not r.nvml and r.this_process == "2g.10gb" and "could not start" in r.notes[0]
     r = mig.nvml_mig_report(nvml=fake_nvml([], deny_count=True))
     assert r.nvml and any("NVML query failed" in n or "device count" in n for n in r.notes)
-    assert mig.nvml_mig_report(nvml=object()).nvml is False  # a module without nvmlInit
+    with pytest.raises(TypeError, match="nvml"):  # an argument that is not an NVML module is a caller's mistake
+        mig.nvml_mig_report(nvml=object())
 
 
 def test_nvml_no_mig_and_mig_disabled():

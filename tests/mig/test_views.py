@@ -58,7 +58,7 @@ def test_markdown_views(monkeypatch):
     mig.show_profiles(A40)
     assert "| `1g.10gb` | 15 | 2/8 | 14 | 10 |" in shown[-1] and "5/1/1" in shown[-1] and "nvidiamig" not in shown[-1]
     mig.show_profiles("H200-SXM-141GB")
-    assert "| `7g.141gb` | 0 | 8/8 |  |" in shown[-1]  # no sourced SM count: an empty cell
+    assert "| `7g.141gb` | 0 | 8/8 | n/a |" in shown[-1]  # no sourced SM count: said so, not an empty cell
     mig.show_doc_conflicts()
     assert shown[-1].count("`1g.") == 6  # A100 40GB and 80GB: memory and L2; H100 and H200: L2 only
     assert "H100-80GB" in shown[-1] and "H200-141GB" in shown[-1]
@@ -69,7 +69,7 @@ def test_markdown_views(monkeypatch):
     rows = mig.isolation_study(mig.SimConfig(duration_s=0.6, warmup_s=0.1), modes=("mig",))
     mig.show_isolation(rows)
     assert shown[-1].count("| mig |") == 3
-    with pytest.raises(ValueError, match="IsolationRow"):
+    with pytest.raises(TypeError, match=r"rows\[0\] must be an IsolationRow"):
         mig.show_isolation([{"mode": "mig"}])
     assert mig.media_owners(A40) == {"jpeg": ("1g.5gb+me", "7g.40gb"), "ofa": ("1g.5gb+me", "7g.40gb")}
 
@@ -97,9 +97,14 @@ def test_price_and_serving_tables(monkeypatch):
     mig.show_prices()
     assert "| A100 80GB (one GPU) | 0.96–2.29 | 0.96–2.29 | 2026 |" in shown[-1] and "seed003" not in shown[-1]
     mig.show_serving(mig.serving_costs())
-    assert "| 1 x A100 80GB, 7 x 1g.10gb (MIG) | 0.96–2.29 | 0.14–0.33 | 14 |" in shown[-1]
-    with pytest.raises(ValueError, match="ServingOption"):
+    assert "| 1 x A100 80GB, 7 x 1g.10gb (MIG) | 14 |" in shown[-1]  # what each model gets
+    assert "| 1 x A100 80GB, 7 x 1g.10gb (MIG) | 0.96–2.29 | 0.14–0.33 |" in shown[-1]  # what it costs
+    mig.show_serving(mig.serving_costs(demand_per_s=300.0))
+    assert "n/a (too slow)" in shown[-1]  # no cost per request for an option that cannot serve the demand
+    with pytest.raises(ValueError, match="options must have at least 1 element"):
         mig.show_serving([])
+    with pytest.raises(TypeError, match=r"options\[0\] must be a ServingOption"):
+        mig.show_serving([1])
 
 
 def test_views_and_figures_refuse_bad_input():

@@ -25,10 +25,6 @@ from .harness import COVERED
 
 #: packages and modules without property tests yet, and who owns them (the second pass)
 PENDING: dict[str, str] = {
-    "sparsity": "chapter package (ch-spmig)",
-    "mig": "chapter package (ch-spmig)",
-    "mig_geometry": "alias of mig.geometry (ch-spmig)",
-    "mig_sim": "alias of mig.sim (ch-spmig)",
 }
 
 #: the core: covered now, never pending

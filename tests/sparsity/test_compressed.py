@@ -143,3 +143,19 @@ def test_matmul_from_compressed_equals_masked_dense_product():
                                rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="wide"):
         sp.matmul_2to4(values, meta, b[:60])
+
+
+def test_nm_storage_ratio_by_encoding():
+    """Per-position indices (the hardware's 2:4 nibble) against one index per group pattern: 4:8 costs 19/32
+    with 3-bit positions but 71/128 with a 7-bit pattern index, below the 72/128 of the real 2:4 format."""
+    from fractions import Fraction
+
+    assert sp.nm_storage_ratio(2, 4) == sp.hardware_storage_ratio("fp16") == Fraction(9, 16)
+    assert sp.nm_storage_ratio(4, 8) == Fraction(19, 32)
+    assert sp.nm_storage_ratio(4, 8, encoding="pattern") == Fraction(71, 128)
+    assert sp.nm_storage_ratio(2, 4, encoding="pattern") == Fraction(70, 128)
+    assert sp.nm_storage_ratio(2, 4, 8) == sp.hardware_storage_ratio("int8")
+    for bad in ({"n": 4, "m": 4}, {"n": 0, "m": 4}, {"n": 2, "m": True}, {"n": 2, "m": 4, "encoding": "x"},
+                {"n": 2, "m": 4, "bits": 0}):
+        with pytest.raises((ValueError, TypeError)):
+            sp.nm_storage_ratio(**bad)

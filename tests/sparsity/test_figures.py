@@ -46,7 +46,7 @@ def test_plot_speedup_model_marks_the_simt_break_even():
     plt.close(fig)
 
 
-def test_plot_llm_speedup_draws_the_model_and_the_published_point():
+def test_plot_llm_speedup_draws_the_model_without_a_published_point_of_unknown_gpu():
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2)
@@ -57,6 +57,7 @@ def test_plot_llm_speedup_draws_the_model_and_the_published_point():
         ys = list(ln.get_ydata())
         assert ys[:7] == sorted(ys[:7], reverse=True) and max(ys) < 16 / 9 + 1e-9  # batches 1 to 64
     right = {ln.get_label(): ln for ln in axes[1].get_lines()}
-    published = next(v for k, v in right.items() if k.startswith("published"))
-    assert 1 < published.get_ydata()[0] < 2 and "(Sun et al. 2024)" in published.get_label()
+    # Wanda's end-to-end 1.24x is not drawn on an A100 panel: the text read does not name its GPU
+    assert not any(k.startswith("published") for k in right)
+    assert any(k.startswith("GEMMs at the 2:4 roofline") for k in right)
     plt.close(fig)

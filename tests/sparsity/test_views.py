@@ -45,7 +45,21 @@ def test_sparsity_view_without_a_gpu_shows_published_speedups_with_bounds(monkey
     bounded = [p for p in pts if p.model is not None]
     assert bounded and all(1.0 < p.model <= 2.0 and p.real < p.model for p in bounded)  # below the roofline bound
     assert all(p.gpu.startswith("A100") for p in pts if p.kind == "published")
+    # a whole BERT-base model has a bound too: Amdahl over its layers with the GEMMs at the 2:4 roofline
+    bert = [p for p in pts if p.what.startswith("BERT-base")]
+    assert bert and all(p.model is not None and 1.4 < p.model < 1.7 for p in bert)
     plt.close("all")
+
+
+def test_speedup_table_collapses_the_bert_runs_into_one_row_per_mode():
+    from ampere.sparsity import views
+
+    rows = views.speedup_table_rows(views.speedup_points())
+    bert = [r for r in rows if r["what"].startswith("BERT-base")]
+    assert [r["what"] for r in bert] == ["BERT-base, eager", "BERT-base, compiled"]
+    assert {"b4", "b16", "b64", "b256"} <= set(bert[0]) and bert[0]["b4"] == "0.71x"
+    assert "GPU" not in rows[0]  # one GPU: it is in the figure's title
+    assert _natural_width(rows) <= 100
 
 
 def _natural_width(rows):
