@@ -29,6 +29,8 @@ name and says the value given and what is allowed. One line per argument::
 | ``sequence(name, v, item, min_len=, max_len=)`` | list/tuple/range/1-D array (never a str or a mapping); ``item(f"{name}[i]", x)`` checks each element | ``list`` |
 | ``mapping(name, v, allow_empty=)`` | a ``Mapping`` | ``dict`` |
 | ``function(name, v)`` | a callable | the callable |
+| ``device_info(name, v, allow_none=)`` | an ``ampere.device.DeviceInfo`` (or ``None``) | the value |
+| ``argv(name, v)`` | ``None`` or a list of strings (a benchmark's command line) | ``list`` |
 | ``device(name, v)`` | ``"cpu"``, ``"cuda"``, ``"cuda:0"``, a ``torch.device`` (torch imported only for non-"cpu") | ``"cpu"`` or a ``torch.device`` |
 | ``optional(helper, name, v, *args, **kw)`` | ``None``, or what ``helper`` accepts | ``None`` or the helper's value |
 
@@ -58,7 +60,7 @@ from typing import Any, Callable, Collection, Iterable, TypeVar
 
 __all__ = ["integer", "positive_int", "nonneg_int", "bounded_int", "real", "finite", "positive", "nonneg",
            "bounded", "fraction", "boolean", "string", "choice", "one_of", "names", "gpu", "gpus", "sequence",
-           "mapping", "function", "device", "optional", "at_most"]
+           "mapping", "function", "device", "device_info", "argv", "optional", "at_most"]
 
 T = TypeVar("T")
 
@@ -290,6 +292,26 @@ def device(name: str, value: Any) -> Any:
         return torch.device(value)
     except (RuntimeError, ValueError, TypeError) as exc:
         raise ValueError(f"{name}={value!r} is not a torch device ({exc}); e.g. 'cpu', 'cuda', 'cuda:0'") from None
+
+
+def device_info(name: str, value: Any, *, allow_none: bool = True) -> Any:
+    """An :class:`ampere.device.DeviceInfo` (what ``ampere.device.probe()`` returns), or ``None`` where
+    ``allow_none`` (the caller then probes or uses no device). Anything else is refused naming ``name``."""
+    if value is None and allow_none:
+        return None
+    from . import device as _device
+
+    if not isinstance(value, _device.DeviceInfo):
+        allowed = "a DeviceInfo (from ampere.device.probe())" + (" or None" if allow_none else "")
+        raise TypeError(f"{name} must be {allowed}, got {_describe(value)} ({type(value).__name__})")
+    return value
+
+
+def argv(name: str, value: Any) -> list[str]:
+    """A command line for a benchmark's ``main``: ``None`` (no options) or a list of at most 256 strings."""
+    if value is None:
+        return []
+    return sequence(name, value, string, min_len=0, max_len=256)
 
 
 def optional(helper: Callable[..., T], name: str, value: Any, *args: Any, **kwargs: Any) -> T | None:

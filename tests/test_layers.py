@@ -12,7 +12,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "ampere"
 
 LAYERS: dict[str, int] = {}
-for _name in ("specs", "check", "results", "tables", "glue", "plots", "device", "timing", "launch", "benchcli",
+for _name in ("specs", "check", "fields", "results", "tables", "glue", "plots", "device", "timing", "launch", "benchcli",
               "views"):
     LAYERS[_name] = 0
 for _name in ("transformer", "memory", "gemm", "collectives", "fabrics", "pricing"):

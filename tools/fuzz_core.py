@@ -227,17 +227,15 @@ ACCEPT.update({
 
 # ---- ch-spmig (ampere.sparsity, ampere.mig): one block ---------------------------------------------------
 def _spmig_records() -> dict[tuple[str, str, str], str]:
-    """The chapters' result records check every field by its annotation (ampere/<chapter>/fields.py); what a
+    """The chapters' result records check every field by its annotation (ampere/fields.py); what a
     record may hold by design (0 where a count or a time may be zero, free text, empty collections, large
     sizes and rates) is listed, with the reason, by ``fields.accepted``."""
     import dataclasses
 
-    from ampere import mig, sparsity
-    from ampere.mig import fields as mig_fields
-    from ampere.sparsity import fields as sparsity_fields
+    from ampere import fields, mig, sparsity
 
     out: dict[tuple[str, str, str], str] = {}
-    for pkg, fields in ((mig, mig_fields), (sparsity, sparsity_fields)):
+    for pkg in (mig, sparsity):
         for name in pkg.__all__:
             obj = getattr(pkg, name)
             if isinstance(obj, type) and dataclasses.is_dataclass(obj) and hasattr(obj, "FIELD_RULES"):

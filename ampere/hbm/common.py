@@ -12,9 +12,10 @@ Pure: no torch, no matplotlib.
 from __future__ import annotations
 
 from dataclasses import asdict, fields
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from .. import check, specs
+from .. import fields as _core_fields
 
 KiB = 1024
 MiB = 1024**2
@@ -45,53 +46,21 @@ def _catalogue(name: str) -> specs.GPUSpec | None:
 # Field rules of the result dataclasses, and the arguments several files share
 # ---------------------------------------------------------------------------------------------------------
 
-Rule = Callable[[str, Any], Any]
-#: Upper bound of any byte count, rate or time a result of this chapter holds: far above any GPU, so a
-#: typo (or 10**40) is refused while every real figure passes.
-BIG = 1e30
-
-
-def _fields(obj: Any, **rules: Rule) -> None:
-    """Check each field of the frozen dataclass ``obj`` with its rule, store what the rule returns, and let
-    a refusal name ``Class.field``."""
-    cls = type(obj).__name__
-    for name, rule in rules.items():
-        object.__setattr__(obj, name, rule(f"{cls}.{name}", getattr(obj, name)))
-
-
-def _int(lo: int, hi: int) -> Rule:
-    return lambda n, v: check.bounded_int(n, v, lo, hi)
-
-
-def _num(lo: float = 0.0, hi: float = BIG, *, strict: bool = False) -> Rule:
-    """A finite number in [lo, hi] (``strict``: > lo)."""
-    return lambda n, v: check.real(n, v, minimum=lo, maximum=hi, strict_min=strict)
-
-
-def _opt(rule: Rule) -> Rule:
-    return lambda n, v: None if v is None else rule(n, v)
-
-
-def _text(allow_empty: bool = False) -> Rule:
-    return lambda n, v: check.string(n, v, allow_empty=allow_empty, max_len=10_000)
-
-
-def _flag(n: str, v: Any) -> bool:
-    return check.boolean(n, v)
-
-
-def _name(allowed: Any) -> Rule:
-    return lambda n, v: check.one_of(n, v, tuple(allowed))
+# the rules and the field checker are the package's own (ampere.fields), under this chapter's short names
+Rule = _core_fields.Rule
+BIG = _core_fields.BIG
+_fields = _core_fields.check_each
+_int = _core_fields.integer_rule
+_num = _core_fields.number_rule
+_opt = _core_fields.optional_rule
+_text = _core_fields.text_rule
+_flag = _core_fields.flag_rule
+_name = _core_fields.name_rule
 
 
 def _info(info: Any) -> Any:
     """``info`` is a :class:`ampere.device.DeviceInfo` (from ``probe()``) or None."""
-    from .. import device
-
-    if info is not None and not isinstance(info, device.DeviceInfo):
-        raise TypeError(f"info must be a DeviceInfo (from ampere.device.probe()) or None, got {info!r:.60} "
-                        f"({type(info).__name__})")
-    return info
+    return check.device_info("info", info)
 
 
 def _records(name: str, records: Any, *, allow_none: bool = False) -> list[Mapping[str, Any]] | None:

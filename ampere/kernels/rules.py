@@ -9,45 +9,21 @@ views take. Pure: no torch, no triton, no matplotlib.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from .. import check
+from .. import fields as _core_fields
 
-Rule = Callable[[str, Any], Any]
-#: Upper bound of any byte count, rate or time a result of this chapter holds (far above any GPU).
-BIG = 1e30
-
-
-def _fields(obj: Any, **rules: Rule) -> None:
-    """Check each field of the frozen dataclass ``obj`` with its rule and store what the rule returns."""
-    cls = type(obj).__name__
-    for name, rule in rules.items():
-        object.__setattr__(obj, name, rule(f"{cls}.{name}", getattr(obj, name)))
-
-
-def _int(lo: int, hi: int) -> Rule:
-    return lambda n, v: check.bounded_int(n, v, lo, hi)
-
-
-def _num(lo: float = 0.0, hi: float = BIG, *, strict: bool = False) -> Rule:
-    """A finite number in [lo, hi] (``strict``: > lo)."""
-    return lambda n, v: check.real(n, v, minimum=lo, maximum=hi, strict_min=strict)
-
-
-def _opt(rule: Rule) -> Rule:
-    return lambda n, v: None if v is None else rule(n, v)
-
-
-def _text(allow_empty: bool = False) -> Rule:
-    return lambda n, v: check.string(n, v, allow_empty=allow_empty, max_len=10_000)
-
-
-def _flag(n: str, v: Any) -> bool:
-    return check.boolean(n, v)
-
-
-def _gpu(n: str, v: Any) -> str:
-    return check.gpu(n, v)
+# the rules and the field checker are the package's own (ampere.fields), under this chapter's short names
+Rule = _core_fields.Rule
+BIG = _core_fields.BIG
+_fields = _core_fields.check_each
+_int = _core_fields.integer_rule
+_num = _core_fields.number_rule
+_opt = _core_fields.optional_rule
+_text = _core_fields.text_rule
+_flag = _core_fields.flag_rule
+_gpu = _core_fields.gpu_rule
 
 
 def _triple(hi: int = 1 << 16) -> Rule:
@@ -58,9 +34,4 @@ def _triple(hi: int = 1 << 16) -> Rule:
 
 def _info(info: Any) -> Any:
     """``info`` is a :class:`ampere.device.DeviceInfo` (from ``probe()``) or None."""
-    from .. import device
-
-    if info is not None and not isinstance(info, device.DeviceInfo):
-        raise TypeError(f"info must be a DeviceInfo (from ampere.device.probe()) or None, got {info!r:.60} "
-                        f"({type(info).__name__})")
-    return info
+    return check.device_info("info", info)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import check, specs
-from .fields import check_fields
+from ..fields import check_fields
 from .profile_tables import Profile, profile, table
 
 __all__ = ["CI_SLICES", "ComputeProfile", "compute_instance_profiles"]

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from .. import check, pricing, specs
-from .fields import check_fields
+from ..fields import check_fields
 from .geometry import COMPUTE_SLICES, profile, smallest_profile
 from .tenants import SimConfig, Workload, default_tenants, service_time
 

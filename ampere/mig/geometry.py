@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .. import check, specs
-from .fields import check_fields
+from ..fields import check_fields
 from .profile_tables import (COMPUTE_SLICES, MEMORY_SLICES, DocConflict, InstancePeaks, MigTable, Profile,
                              doc_conflicts, instance_peaks, mig_gpus, profile, profile_from_device_name, profiles,
                              smallest_profile, table)

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from .. import check, results
-from .fields import argv_list, check_fields, device_info
+from ..fields import check_fields
 from .geometry import InstancePeaks, instance_peaks
 from .nvml import compare_with_driver, nvml_mig_report
 
@@ -69,7 +69,7 @@ def measure_instance(device: Any = None, quick: bool = False, info: Any = None) 
     from .. import timing
 
     quick = check.boolean("quick", quick)
-    info = device_info("info", info)
+    info = check.device_info("info", info) or dev.probe()
     device = torch.device(check.device("device", device)) if device is not None else dev.torch_device(info)
     cuda = device.type == "cuda"
     n = (2048 if quick else 4096) if cuda else 128
@@ -124,7 +124,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
     p = benchcli.bench_parser("mig", "Read MIG state through NVML and measure the GPU or MIG instance this "
                                      "process runs on (matmul and copy), next to the model of its profile.")
-    args = p.parse_args(argv_list(argv))
+    args = p.parse_args(check.argv("argv", argv))
     info = benchcli.probe(args)
     report = nvml_mig_report(device_name=info.name if info.backend == "cuda" else None)
     meas = measure_instance(quick=args.quick, info=info)

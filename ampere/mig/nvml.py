@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from .. import check, specs
-from .fields import check_fields
+from ..fields import check_fields
 from .geometry import profile_from_device_name, table
 
 __all__ = ["MigInstance", "DriverProfile", "MigGpu", "MigReport", "nvml_mig_report", "DriverComparison",

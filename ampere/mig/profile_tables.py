@@ -25,7 +25,7 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from .. import check, results, specs
-from .fields import check_fields
+from ..fields import check_fields
 
 __all__ = [
     "MEMORY_SLICES", "COMPUTE_SLICES", "Profile", "MigTable", "DocConflict", "InstancePeaks", "mig_gpus", "table",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check
-from .fields import check_fields
+from ..fields import check_fields
 from . import geometry
 from .tenants import MODES, SCENARIOS, SimConfig, Workload, _config, default_tenants, service_time
 

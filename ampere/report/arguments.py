@@ -74,12 +74,7 @@ def result_list(name: str, value: Any) -> list[dict[str, Any]]:
 
 def device_info(name: str, value: Any) -> Any:
     """An :class:`ampere.device.DeviceInfo` (what ``ampere.device.probe()`` returns)."""
-    from .. import device
-
-    if not isinstance(value, device.DeviceInfo):
-        raise TypeError(f"{name} must be an ampere.device.DeviceInfo (ampere.device.probe()), got "
-                        f"{_describe(value)} ({type(value).__name__})")
-    return value
+    return check.device_info(name, value, allow_none=False)
 
 
 def stream(name: str, value: Any) -> Any:

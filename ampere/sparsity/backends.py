@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import check
-from .fields import check_fields, device_info
+from ..fields import check_fields
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def probe_backend(info: Any = None, dtype: str = "float16") -> BackendCheck:
         import torch
     except ImportError:
         return BackendCheck(False, None, "torch is not installed")
-    info = device_info("info", info)
+    info = check.device_info("info", info) or _device.probe()
     if info.backend != "cuda":
         return BackendCheck(False, None, "no CUDA GPU here: the chapter shows recorded and published measurements")
     candidates = [b for b in BACKEND_ORDER if b in info.sparse_2to4_backends]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Callable, Sequence
 
-from .fields import argv_list, device_info
+from .. import check
 from .backends import BackendCheck, probe_backend
 from .measure import CPU_SHAPES, QUICK_SHAPES, SWEEP_SHAPES, linear_sweep
 from .roofline import LinearShape
@@ -28,7 +28,7 @@ def _run(quick: bool, dtypes: Sequence[str] | None = None, info: Any = None,
     from .. import device as _device
     from .. import results
 
-    info = device_info("info", info)
+    info = check.device_info("info", info) or _device.probe()
     found = check_ or probe_backend(info)
     if info.backend != "cuda" and cpu_path:
         # The whole code path on the CPU: the gather product stands in for the sparse tensor cores.
@@ -79,7 +79,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
                                      "conversion time (torch semi-structured sparsity).")
     p.add_argument("--dtypes", nargs="+", default=None, choices=["float16", "bfloat16"],
                    help="dtypes (default: float16 and bfloat16; --quick: float16)")
-    args = p.parse_args(argv_list(argv))
+    args = p.parse_args(check.argv("argv", argv))
     info = benchcli.probe(args)
     found = probe_backend(info)
     print(found.summary())

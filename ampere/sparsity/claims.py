@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import check, specs
-from .fields import check_fields
+from ..fields import check_fields
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .. import check, specs, transformer
-from .fields import check_fields
+from ..fields import check_fields
 from .roofline import _BYTES, LinearShape, matmul_time_model
 
 __all__ = ["PATTERNS", "PHASES", "PerplexityResult", "LLMSpeedup", "published_perplexities", "perplexity_rows",

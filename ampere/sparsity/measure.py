@@ -17,7 +17,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import check
-from .fields import device_info
 from .backends import _TOLERANCE, _rel_err, _semi_structured_backend, _torch_mask_2to4, probe_backend
 from .compressed import compress_2to4, matmul_2to4, metadata_nibbles
 from .pattern import prune_2to4, unstructured_mask
@@ -143,7 +142,7 @@ def linear_sweep(shapes: Sequence[LinearShape] | None = None, dtypes: Sequence[s
     alg_search = check.boolean("alg_search", alg_search)
     unstructured_shape = check.optional(shape_item, "unstructured_shape", unstructured_shape)
     progress = check.optional(check.function, "progress", progress)
-    info = device_info("info", info)
+    info = check.device_info("info", info) or _device.probe()
     dev = check.device("device", device) if device is not None else _device.torch_device(info)
     dev = torch.device(dev)
     if shapes is None:

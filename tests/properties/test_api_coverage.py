@@ -28,7 +28,7 @@ PENDING: dict[str, str] = {
 }
 
 #: the core: covered now, never pending
-CORE = ("check", "launch", "cli", "benchcli", "timing", "results", "book", "plots", "views", "tables", "glue",
+CORE = ("check", "fields", "launch", "cli", "benchcli", "timing", "results", "book", "plots", "views", "tables", "glue",
         "device")
 
 

@@ -135,3 +135,20 @@ def test_devices(good, bad):
     value = answers(check.device, "device", good)
     assert value == "cpu" if good == "cpu" else value == torch.device(good)
     rejects(check.device, "device", "device", bad)
+
+
+@covers(check.device_info, check.argv)
+@given(st.one_of(st.integers(), st.text(max_size=5), st.floats(), st.just(object())),
+       st.lists(st.text(min_size=1, max_size=8), max_size=5),
+       st.one_of(st.just("--quick"), st.integers(), st.lists(st.integers(), min_size=1, max_size=3)))
+def test_device_infos_and_command_lines(bad_info, argv, bad_argv):
+    from ampere import device
+
+    info = device.DeviceInfo("cpu", "a CPU")
+    assert check.device_info("info", info) is info
+    assert check.device_info("info", None) is None
+    rejects(check.device_info, "info", "info", None, allow_none=False)
+    rejects(check.device_info, "info", "info", bad_info)
+    assert answers(check.argv, "argv", argv, type_=list) == argv
+    assert check.argv("argv", None) == []
+    rejects(check.argv, "argv", "argv", bad_argv)

@@ -1,9 +1,15 @@
-"""Type-driven checks of the chapter's result records: every field of a frozen dataclass checked against
-its annotation with the :mod:`ampere.check` vocabulary, so that a record never holds NaN, a bool for a
-number, a string for a list or a negative count.
+"""Checked fields of result records: a frozen dataclass of the package never holds NaN, a bool for a
+number, a string for a list or a negative count. Core layer, pure Python; CONTRIBUTING.md, "Errors".
 
-Chapter: every record class of this package (results of its functions, rows of its tables). Pure Python.
-Used in ``__post_init__``: ``check_fields(self)``, with the class's own rules in its ``FIELD_RULES``
+Two ways, one vocabulary (:mod:`ampere.check`):
+
+* **by annotation** (:func:`check_fields`, the sparsity and MIG packages): every field checked against its
+  type annotation and the class's ``FIELD_RULES``;
+* **by rule** (:func:`check_each`, the HBM and kernels packages): each field named with a rule built by
+  :func:`integer_rule`, :func:`number_rule`, :func:`text_rule`, :func:`flag_rule`, :func:`name_rule`,
+  :func:`gpu_rule` and :func:`optional_rule`.
+
+:func:`check_fields` is used in ``__post_init__``: ``check_fields(self)``, with the class's own rules in its ``FIELD_RULES``
 (``allow_empty``, ``signed``, ``positive``, ``bounds``, ``choices``). The rules, by annotation: ``str`` a non-empty string
 (``allow_empty`` names the fields that may be empty); ``bool`` a boolean; ``int`` an integer from 0 (from
 ``lo`` when ``signed`` names it) to ``MAX_COUNT``, or ``MAX_SIZE`` for sizes (fields ending in ``_bytes``
@@ -17,14 +23,21 @@ or ``_mib``); ``float`` a finite number >= 0 (any finite number when ``signed`` 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
-from .. import check
+from . import check
+
+__all__ = ["MAX_COUNT", "MAX_SIZE", "BIG", "check_fields", "accepted", "check_each", "integer_rule",
+           "number_rule", "optional_rule", "text_rule", "flag_rule", "name_rule", "gpu_rule"]
 
 #: the largest count a record holds (instances, SMs, requests, rows): a bigger one is a mistake
 MAX_COUNT = 10**9
 #: the largest size in bytes or MiB a record holds (16 PiB)
 MAX_SIZE = 2**54
+#: the upper bound of any byte count, rate or time a rule-checked record holds (far above any GPU)
+BIG = 1e30
+
+Rule = Callable[[str, Any], Any]
 
 
 def _rules(cls: type) -> dict[str, Any]:
@@ -140,21 +153,44 @@ def accepted(cls: type) -> dict[tuple[str, str, str], str]:
     return out
 
 
-def device_info(name: str, info: Any) -> Any:
-    """``info`` as a device description: ``None`` (probe this machine) or an object with the fields of
-    :class:`ampere.device.DeviceInfo` this package reads (``backend``, ``sparse_2to4_backends``, ``name``)."""
-    from .. import device as _device
-
-    if info is None:
-        return _device.probe()
-    if not all(hasattr(info, a) for a in ("backend", "name")):
-        raise TypeError(f"{name} must be a DeviceInfo (from ampere.device.probe()) or None; got "
-                        f"{info!r:.60} ({type(info).__name__})")
-    return info
+def check_each(obj: Any, **rules: Rule) -> None:
+    """Check each named field of the frozen dataclass ``obj`` with its rule (``rule("Class.field", value)``)
+    and store what the rule returns, so that a refusal names ``Class.field``."""
+    cls = type(obj).__name__
+    for name, rule in rules.items():
+        object.__setattr__(obj, name, rule(f"{cls}.{name}", getattr(obj, name)))
 
 
-def argv_list(argv: Any) -> list[str]:
-    """A command line for a ``bench_main``: ``None`` (no options) or a list of strings."""
-    if argv is None:
-        return []
-    return check.sequence("argv", argv, check.string, min_len=0, max_len=256)
+def integer_rule(lo: int, hi: int) -> Rule:
+    """An integer in [lo, hi]."""
+    return lambda n, v: check.bounded_int(n, v, lo, hi)
+
+
+def number_rule(lo: float = 0.0, hi: float = BIG, *, strict: bool = False) -> Rule:
+    """A finite number in [lo, hi] (``strict``: > lo)."""
+    return lambda n, v: check.real(n, v, minimum=lo, maximum=hi, strict_min=strict)
+
+
+def optional_rule(rule: Rule) -> Rule:
+    """``None``, or what ``rule`` accepts."""
+    return lambda n, v: None if v is None else rule(n, v)
+
+
+def text_rule(allow_empty: bool = False) -> Rule:
+    """A string of at most 10,000 characters (non-empty unless ``allow_empty``)."""
+    return lambda n, v: check.string(n, v, allow_empty=allow_empty, max_len=10_000)
+
+
+def flag_rule(n: str, v: Any) -> bool:
+    """A boolean (a rule itself, not a maker of rules)."""
+    return check.boolean(n, v)
+
+
+def name_rule(allowed: Any) -> Rule:
+    """One name of ``allowed``."""
+    return lambda n, v: check.one_of(n, v, tuple(allowed))
+
+
+def gpu_rule(n: str, v: Any) -> str:
+    """A GPU of the catalogue (a rule itself)."""
+    return check.gpu(n, v)
