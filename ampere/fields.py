@@ -161,23 +161,35 @@ def check_each(obj: Any, **rules: Rule) -> None:
         object.__setattr__(obj, name, rule(f"{cls}.{name}", getattr(obj, name)))
 
 
+def _bounds(lo: Any, hi: Any, item: Callable[..., Any]) -> tuple[Any, Any]:
+    lo, hi = item("lo", lo), item("hi", hi)
+    if lo > hi:
+        raise ValueError(f"lo={lo!r} must be at most hi={hi!r}")
+    return lo, hi
+
+
 def integer_rule(lo: int, hi: int) -> Rule:
     """An integer in [lo, hi]."""
+    lo, hi = _bounds(lo, hi, check.integer)
     return lambda n, v: check.bounded_int(n, v, lo, hi)
 
 
 def number_rule(lo: float = 0.0, hi: float = BIG, *, strict: bool = False) -> Rule:
     """A finite number in [lo, hi] (``strict``: > lo)."""
+    lo, hi = _bounds(lo, hi, check.finite)
+    strict = check.boolean("strict", strict)
     return lambda n, v: check.real(n, v, minimum=lo, maximum=hi, strict_min=strict)
 
 
 def optional_rule(rule: Rule) -> Rule:
     """``None``, or what ``rule`` accepts."""
+    rule = check.function("rule", rule)
     return lambda n, v: None if v is None else rule(n, v)
 
 
 def text_rule(allow_empty: bool = False) -> Rule:
     """A string of at most 10,000 characters (non-empty unless ``allow_empty``)."""
+    allow_empty = check.boolean("allow_empty", allow_empty)
     return lambda n, v: check.string(n, v, allow_empty=allow_empty, max_len=10_000)
 
 
@@ -187,8 +199,11 @@ def flag_rule(n: str, v: Any) -> bool:
 
 
 def name_rule(allowed: Any) -> Rule:
-    """One name of ``allowed``."""
-    return lambda n, v: check.one_of(n, v, tuple(allowed))
+    """One name of ``allowed`` (a collection of strings, its keys for a mapping; never a bare string)."""
+    if isinstance(allowed, str) or not hasattr(allowed, "__iter__"):
+        raise TypeError(f"allowed must be a collection of names, got {allowed!r:.60} ({type(allowed).__name__})")
+    allowed = tuple(check.sequence("allowed", tuple(allowed), check.string, max_len=10_000))
+    return lambda n, v: check.one_of(n, v, allowed)
 
 
 def gpu_rule(n: str, v: Any) -> str:

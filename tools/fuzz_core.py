@@ -1048,3 +1048,11 @@ ACCEPT.update({
     ("ampere.today.decision.break_even_rows", "moves", "empty"): "no moves, no rows",
 })
 # ---- end of A100 today -----------------------------------------------------------------------------------
+
+
+# ---- ampere.fields (core: the checked fields of result records) ------------------------------------------
+ACCEPT.update({
+    **{(f"ampere.fields.{fn}", arg, kind): "a bound of a field may be zero, negative or large (a signed or "
+       "unbounded quantity); only lo <= hi is required"
+       for fn in ("integer_rule", "number_rule") for arg in ("lo", "hi") for kind in ("zero", "negative", "huge")},
+})

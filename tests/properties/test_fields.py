@@ -95,3 +95,17 @@ def test_records_checked_by_rule(n, x, field, data):
            "flag": bad_booleans(), "kind": st.sampled_from(["sm", "ce", ""]), "gpu": st.sampled_from(["A100", "", 5]),
            "maybe": st.sampled_from([math.inf, -1.0, "2"])}[field]
     rejects(_Ruled, f"_Ruled.{field}", **{**ok, field: data.draw(bad)})
+
+
+@given(st.integers(-10, 10), st.integers(1, 10), bad_booleans())
+def test_rule_makers_check_their_own_arguments(lo, width, bad_flag):
+    assert fields.integer_rule(lo, lo + width)("n", lo) == lo
+    rejects(fields.integer_rule, "lo", lo + width + 1, lo + width)
+    rejects(fields.integer_rule, "lo", True, 3)
+    rejects(fields.number_rule, "hi", 0.0, math.nan)
+    rejects(fields.number_rule, "strict", 0.0, 1.0, strict=bad_flag)
+    rejects(fields.text_rule, "allow_empty", bad_flag)
+    rejects(fields.name_rule, "allowed", "SM")
+    rejects(fields.name_rule, "allowed[0]", [3])
+    rejects(fields.optional_rule, "rule", "not a rule")
+    assert fields.name_rule({"a": 1, "b": 2})("kind", "b") == "b"
