@@ -31,6 +31,7 @@ two GPUs). Link rates are read from :mod:`ampere.specs`; each other figure carri
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import types
 import typing
@@ -63,6 +64,12 @@ MAX_LATENCY_S = 1.0
 MAX_BYTES_PER_S = 1e14
 
 
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of a record class, once per class (resolving them is the slow part)."""
+    return typing.get_type_hints(cls)
+
+
 def _check_fields(obj: Any, *, signed: tuple[str, ...] = (), positive: tuple[str, ...] = (),
                   maxima: Mapping[str, float] | None = None, allow_empty: tuple[str, ...] | bool = True,
                   infinite: tuple[str, ...] = ()) -> None:
@@ -77,7 +84,7 @@ def _check_fields(obj: Any, *, signed: tuple[str, ...] = (), positive: tuple[str
     empty unless ``allow_empty`` is False (or a tuple of the fields that may be).
     Errors name the field (``ValueError``/``TypeError``, :mod:`ampere.check`).
     """
-    hints = typing.get_type_hints(type(obj))
+    hints = _hints(type(obj))
     maxima = dict(maxima or {})
     for f in dataclasses.fields(obj):
         name, value, kind = f.name, getattr(obj, f.name), hints[f.name]
