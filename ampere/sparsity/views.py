@@ -64,9 +64,19 @@ def accuracy_rows() -> list[dict[str, str]]:
 
     return [{"network": r.network, "dataset": r.dataset, "metric": r.metric, "dense": f"{r.dense:g}",
              "2:4 sparse": f"{r.sparse:g}", "pruned only": "" if r.pruned_no_retraining is None
-             else f"{r.pruned_no_retraining:g}", "whose run": r.reported_by, "source": views.cite_label(r.source)
-             + (f" (from {views.cite_label('mishra2021asp')})" if "reprinted" in r.reported_by else "")}
+             else f"{r.pruned_no_retraining:g}", "whose run": _whose_run(r.reported_by),
+             "source": views.cite_label(r.source)
+             + (f" ({views.cite_label('mishra2021asp')})" if "reprinted" in r.reported_by else "")}
             for r in published_accuracy()]
+
+
+def _whose_run(reported_by: str) -> str:
+    """The team whose run a row is, short enough for a narrow column: "NVIDIA (table reprinted by PyTorch)"
+    -> "NVIDIA" (the source column names the reprint), "PyTorch (its own run, 4 x A100-80GB)" ->
+    "PyTorch, 4 x A100-80GB"."""
+    team, _, note = reported_by.partition(" (")
+    extra = [part for part in note.rstrip(")").split(", ") if part and "run" not in part and "reprinted" not in part]
+    return ", ".join([team, *extra])
 
 
 def _published_shape(rec: Any) -> LinearShape | None:
