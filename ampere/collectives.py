@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from . import check, fabrics
+from . import fields as _fields
 from .fabrics import A100_INTRA_BYTES_PER_S, A100_INTRA_LATENCY_S, DGX_A100_INTER_BYTES_PER_S, INTER_LATENCY_S
 
 __all__ = [
@@ -238,7 +239,7 @@ class AllReducePhases:
     overhead_s: float = 0.0  # fixed cost of the collective, paid once
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("nodes", "gpus_per_node"),
+        _fields.check_annotated(self, positive=("nodes", "gpus_per_node"),
                               maxima={"nodes": fabrics.MAX_GPUS, "gpus_per_node": fabrics.MAX_GPUS_PER_NODE})
 
     @property
@@ -344,7 +345,7 @@ class CollectiveTime:
     def __post_init__(self) -> None:
         check_op(self.op)
         _check_algorithm(self.algorithm)
-        fabrics._check_fields(self, positive=("gpus", "nodes", "bus_bytes_per_s"),
+        _fields.check_annotated(self, positive=("gpus", "nodes", "bus_bytes_per_s"),
                               maxima={"gpus": fabrics.MAX_GPUS, "nodes": fabrics.MAX_GPUS,
                                       "overhead_s": fabrics.MAX_LATENCY_S, "intra_hop_s": fabrics.MAX_LATENCY_S,
                                       "inter_hop_s": fabrics.MAX_LATENCY_S, "intra_hops": 4 * fabrics.MAX_GPUS,

@@ -30,12 +30,7 @@ two GPUs). Link rates are read from :mod:`ampere.specs`; each other figure carri
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import math
-import types
-import typing
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,63 +59,6 @@ MAX_LATENCY_S = 1.0
 MAX_BYTES_PER_S = 1e14
 
 
-@functools.lru_cache(maxsize=None)
-def _hints(cls: type) -> dict[str, Any]:
-    """The resolved annotations of a record class, once per class (resolving them is the slow part)."""
-    return typing.get_type_hints(cls)
-
-
-def _check_fields(obj: Any, *, signed: tuple[str, ...] = (), positive: tuple[str, ...] = (),
-                  maxima: Mapping[str, float] | None = None, allow_empty: tuple[str, ...] | bool = True,
-                  infinite: tuple[str, ...] = ()) -> None:
-    """Validate (and normalise, in place) every field of the frozen dataclass ``obj`` by its annotation.
-
-    The records of the NVLink and SuperPOD chapters (results of their models, rows of their tables) use it
-    in ``__post_init__``: ``int`` fields take integers (never bools or floats), ``float`` fields finite
-    numbers (never bools or strings), ``str`` fields strings, ``bool`` fields booleans, ``X | None`` fields
-    also None, tuples and mappings their container type, other classes an instance of that class. Numbers
-    are >= 0 unless named in ``signed``, > 0 when named in ``positive``, at most ``maxima[name]`` when
-    given; ``infinite`` names the float fields that may be +inf (a cap that does not bind). Strings may be
-    empty unless ``allow_empty`` is False (or a tuple of the fields that may be).
-    Errors name the field (``ValueError``/``TypeError``, :mod:`ampere.check`).
-    """
-    hints = _hints(type(obj))
-    maxima = dict(maxima or {})
-    for f in dataclasses.fields(obj):
-        name, value, kind = f.name, getattr(obj, f.name), hints[f.name]
-        args = typing.get_args(kind)
-        if typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in args:
-            if value is None:
-                continue
-            kind = next(a for a in args if a is not type(None))
-        origin = typing.get_origin(kind) or kind
-        if kind is bool:
-            new = check.boolean(name, value)
-        elif kind is int:
-            new = check.integer(name, value, minimum=None if name in signed else (1 if name in positive else 0),
-                                maximum=maxima.get(name))
-        elif kind is float:
-            new = check.real(name, value, minimum=None if name in signed else 0.0, strict_min=name in positive,
-                             maximum=maxima.get(name), allow_inf=name in infinite)
-            if new == -math.inf:
-                raise ValueError(f"{name} must not be -inf")
-        elif kind is str:
-            empty = allow_empty if isinstance(allow_empty, bool) else name in allow_empty
-            new = check.string(name, value, allow_empty=empty)
-        elif origin in (tuple, list):
-            if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
-                raise TypeError(f"{name} must be a tuple or list, got {value!r:.60} ({type(value).__name__})")
-            new = value
-        elif origin in (dict, Mapping) or origin is typing.Mapping:
-            check.mapping(name, value, allow_empty=True)
-            new = value
-        elif isinstance(origin, type):
-            if not isinstance(value, origin):
-                raise TypeError(f"{name} must be a {origin.__name__}, got {value!r:.60} ({type(value).__name__})")
-            new = value
-        else:  # pragma: no cover - an annotation this helper does not know: leave the value as given
-            new = value
-        object.__setattr__(obj, name, new)
 
 #: Fraction of the NVLink line rate NCCL's SM-driven copies carry as payload: 128-byte payloads turn each
 #: link's 25 GB/s per direction into about 20 GB/s (nccl-tests#149, NVIDIA's NCCL maintainer).

@@ -5,6 +5,8 @@ Two ways, one vocabulary (:mod:`ampere.check`):
 
 * **by annotation** (:func:`check_fields`, the sparsity and MIG packages): every field checked against its
   type annotation and the class's ``FIELD_RULES``;
+* **by annotation, rules as arguments** (:func:`check_annotated`, the collectives and fabrics models, the
+  NVLink and SuperPOD packages): ``signed``, ``positive``, ``maxima``, ``allow_empty``, ``infinite``;
 * **by rule** (:func:`check_each`, the HBM and kernels packages): each field named with a rule built by
   :func:`integer_rule`, :func:`number_rule`, :func:`text_rule`, :func:`flag_rule`, :func:`name_rule`,
   :func:`gpu_rule` and :func:`optional_rule`.
@@ -23,11 +25,15 @@ or ``_mib``); ``float`` a finite number >= 0 (any finite number when ``signed`` 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+import functools
+import math
+import types
+import typing
+from typing import Any, Callable, Mapping
 
 from . import check
 
-__all__ = ["MAX_COUNT", "MAX_SIZE", "BIG", "check_fields", "accepted", "check_each", "integer_rule",
+__all__ = ["MAX_COUNT", "MAX_SIZE", "BIG", "check_fields", "accepted", "check_annotated", "check_each", "integer_rule",
            "number_rule", "optional_rule", "text_rule", "flag_rule", "name_rule", "gpu_rule"]
 
 #: the largest count a record holds (instances, SMs, requests, rows): a bigger one is a mistake
@@ -151,6 +157,71 @@ def accepted(cls: type) -> dict[tuple[str, str, str], str]:
         elif base.startswith(("tuple", "list", "dict")):
             out[(qual, f.name, "empty")] = "an empty collection is a valid result"
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of a record class, once per class (resolving them is the slow part)."""
+    return typing.get_type_hints(cls)
+
+
+def check_annotated(obj: Any, *, signed: tuple[str, ...] = (), positive: tuple[str, ...] = (),
+                  maxima: Mapping[str, float] | None = None, allow_empty: tuple[str, ...] | bool = True,
+                  infinite: tuple[str, ...] = ()) -> None:
+    """Validate (and normalise, in place) every field of the frozen dataclass ``obj`` by its annotation.
+
+    The form with the rules as arguments: the records of the collectives and fabrics models and of the
+    NVLink and SuperPOD chapters call it in ``__post_init__``: ``int`` fields take integers (never bools or floats), ``float`` fields finite
+    numbers (never bools or strings), ``str`` fields strings, ``bool`` fields booleans, ``X | None`` fields
+    also None, tuples and mappings their container type, other classes an instance of that class. Numbers
+    are >= 0 unless named in ``signed``, > 0 when named in ``positive``, at most ``maxima[name]`` when
+    given; ``infinite`` names the float fields that may be +inf (a cap that does not bind). Strings may be
+    empty unless ``allow_empty`` is False (or a tuple of the fields that may be).
+    Errors name the field (``ValueError``/``TypeError``, :mod:`ampere.check`).
+    """
+    for arg, names in (("signed", signed), ("positive", positive), ("infinite", infinite),
+                       ("allow_empty", () if isinstance(allow_empty, bool) else allow_empty)):
+        if not isinstance(names, (tuple, list, frozenset, set)):  # a bare string is not a list of names
+            raise TypeError(f"{arg} must be a tuple of field names, got {names!r:.60} ({type(names).__name__})")
+    if maxima is not None and not isinstance(maxima, Mapping):
+        raise TypeError(f"maxima must be a mapping of field names to bounds, got {maxima!r:.60}")
+    hints = _hints(type(obj))
+    maxima = dict(maxima or {})
+    for f in dataclasses.fields(obj):
+        name, value, kind = f.name, getattr(obj, f.name), hints[f.name]
+        args = typing.get_args(kind)
+        if typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in args:
+            if value is None:
+                continue
+            kind = next(a for a in args if a is not type(None))
+        origin = typing.get_origin(kind) or kind
+        if kind is bool:
+            new = check.boolean(name, value)
+        elif kind is int:
+            new = check.integer(name, value, minimum=None if name in signed else (1 if name in positive else 0),
+                                maximum=maxima.get(name))
+        elif kind is float:
+            new = check.real(name, value, minimum=None if name in signed else 0.0, strict_min=name in positive,
+                             maximum=maxima.get(name), allow_inf=name in infinite)
+            if new == -math.inf:
+                raise ValueError(f"{name} must not be -inf")
+        elif kind is str:
+            empty = allow_empty if isinstance(allow_empty, bool) else name in allow_empty
+            new = check.string(name, value, allow_empty=empty)
+        elif origin in (tuple, list):
+            if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+                raise TypeError(f"{name} must be a tuple or list, got {value!r:.60} ({type(value).__name__})")
+            new = value
+        elif origin in (dict, Mapping) or origin is typing.Mapping:
+            check.mapping(name, value, allow_empty=True)
+            new = value
+        elif isinstance(origin, type):
+            if not isinstance(value, origin):
+                raise TypeError(f"{name} must be a {origin.__name__}, got {value!r:.60} ({type(value).__name__})")
+            new = value
+        else:  # pragma: no cover - an annotation this helper does not know: leave the value as given
+            new = value
+        object.__setattr__(obj, name, new)
 
 
 def check_each(obj: Any, **rules: Rule) -> None:

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .. import check, fabrics, pricing
+from .. import fields as _fields
 from .checks import _check_float, _check_int
 from .node import DGX_A100_320GB_LIST_PRICE_USD, DGX_A100_MAX_POWER_W
 
@@ -110,7 +111,7 @@ class BreakEven:
     own_usd_per_gpu_hour_at_full_use: float  # owning's cost of a busy GPU-hour at 100 % utilisation
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("price_usd_per_gpu_hour", "own_usd_per_gpu_hour_at_full_use"),
+        _fields.check_annotated(self, positive=("price_usd_per_gpu_hour", "own_usd_per_gpu_hour_at_full_use"),
                               infinite=("utilization",))
 
     @property
@@ -194,7 +195,7 @@ class GapCost:
     usd_per_year: float
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("gpus",), maxima={"gap": 0.999999})
+        _fields.check_annotated(self, positive=("gpus",), maxima={"gap": 0.999999})
 
 
 def throughput_gap_cost(gap: float, gpus: int = 1000, usd_per_gpu_hour: float | None = None) -> GapCost:

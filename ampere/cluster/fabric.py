@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from .. import check, fabrics
+from .. import fields as _fields
 from .checks import _check_float, _check_int, _divisors
 from .node import HDR_PORT_BYTES_PER_S
 
@@ -79,7 +80,7 @@ class Fabric:
     leaf_up_ports: int  # uplinks per leaf (= su_nodes when non-blocking)
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("nodes", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
+        _fields.check_annotated(self, positive=("nodes", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
                                               "scalable_units", "levels"),
                               maxima={"switch_ports": MAX_SWITCH_PORTS, "rails": MAX_RAILS, "levels": 3,
                                       "port_bytes_per_s": fabrics.MAX_BYTES_PER_S})

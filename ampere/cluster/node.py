@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .. import fabrics, specs
+from .. import fields as _fields
 
 
 #: InfiniBand HDR: 200 Gb/s per port = 25 GB/s per direction (the value of :mod:`ampere.fabrics`).
@@ -49,7 +50,7 @@ class DGXNode:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("gpus", "cpu_sockets", "cpu_cores_per_socket", "cpu_base_clock_hz",
+        _fields.check_annotated(self, positive=("gpus", "cpu_sockets", "cpu_cores_per_socket", "cpu_base_clock_hz",
                                               "compute_port_bytes_per_s", "max_power_w", "rack_units"),
                               maxima={"gpus": fabrics.MAX_GPUS_PER_NODE, "compute_nics": fabrics.MAX_HCAS_PER_NODE,
                                       "compute_port_bytes_per_s": fabrics.MAX_BYTES_PER_S})

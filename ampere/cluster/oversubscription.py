@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import check, fabrics
+from .. import check
+from .. import fields as _fields
 from .fabric import Fabric, fat_tree
 
 #: Traffic patterns of :func:`pattern_slowdown`.
@@ -65,7 +66,7 @@ class Taper:
     slowdowns: dict[str, float]  # pattern -> slowdown
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("ratio", "bisection_fraction"), maxima={"bisection_fraction": 1.0},
+        _fields.check_annotated(self, positive=("ratio", "bisection_fraction"), maxima={"bisection_fraction": 1.0},
                               signed=("switches_saved", "cables_saved", "transceivers_saved"))
 
 

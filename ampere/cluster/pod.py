@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .. import check, fabrics, specs
+from .. import check, specs
+from .. import fields as _fields
 from .checks import _check_float
 from .fabric import QM8790_PORTS, TIERS, Fabric, fat_tree, switch_lower_bound
 from .node import DGXNode, dgx_a100
@@ -35,7 +36,7 @@ class SuperPOD:
     switch_power_w: float  # per switch, an assumption (SWITCH_POWER_W_ASSUMED)
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self)
+        _fields.check_annotated(self)
 
     @property
     def nodes(self) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import check, fabrics, results, specs
+from .. import fields as _fields
 from .node import dgx_a100
 
 
@@ -37,7 +38,7 @@ class Top500Entry:
     gpus_per_node: int = 8
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("nodes", "rmax_flops", "rpeak_flops", "power_w", "top500_rank",
+        _fields.check_annotated(self, positive=("nodes", "rmax_flops", "rpeak_flops", "power_w", "top500_rank",
                                               "green500_rank", "green500_flops_per_w", "gpus_per_node"),
                               maxima={"nodes": fabrics.MAX_GPUS, "top500_rank": 500, "green500_rank": 500,
                                       "gpus_per_node": fabrics.MAX_GPUS_PER_NODE},

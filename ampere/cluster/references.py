@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import check, fabrics, results
+from .. import fields as _fields
 from .checks import _check_int
 from .fabric import (MAX_RAILS, MAX_SWITCH_PORTS, Fabric, fat_tree, fat_tree_max_ports, three_level_max_nodes,
                      two_level_max_nodes)
@@ -46,7 +47,7 @@ class ReferenceDesign:
     note: str = ""
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("gpus_per_node", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
+        _fields.check_annotated(self, positive=("gpus_per_node", "rails", "su_nodes", "switch_ports", "port_bytes_per_s",
                                               "reference_nodes", "year"),
                               maxima={"gpus_per_node": fabrics.MAX_GPUS_PER_NODE, "rails": MAX_RAILS,
                                       "su_nodes": MAX_SWITCH_PORTS, "switch_ports": MAX_SWITCH_PORTS,
@@ -83,7 +84,7 @@ class ReferenceCounts:
     where: str
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("scalable_units", "nodes", "gpus"), allow_empty=("where",))
+        _fields.check_annotated(self, positive=("scalable_units", "nodes", "gpus"), allow_empty=("where",))
 
 
 _CACHE: dict[str, Any] = {}

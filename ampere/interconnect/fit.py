@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check, fabrics
+from .. import fields as _fields
 from ..collectives import ALGORITHMS, alpha_beta_terms, check_op, collective_time
 
 
@@ -38,7 +39,7 @@ class AlphaBetaFit:
 
     def __post_init__(self) -> None:
         check_op(self.op)
-        fabrics._check_fields(self, positive=("n", "link_bytes_per_s"), infinite=("link_bytes_per_s",),
+        _fields.check_annotated(self, positive=("n", "link_bytes_per_s"), infinite=("link_bytes_per_s",),
                               maxima={"n": fabrics.MAX_GPUS, "latency_s": fabrics.MAX_LATENCY_S})
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={self.algorithm!r} is not supported; allowed: {', '.join(ALGORITHMS)}")

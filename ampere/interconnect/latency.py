@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import check, fabrics, results
+from .. import fields as _fields
 from ..collectives import nccl_collective_time
 
 #: The published log the single-process launch cost is derived from (its 8-GPU row), and the size of a
@@ -91,7 +92,7 @@ class LatencyCheck:
     role: str  # "derived from", "held out", "other network", "other GPU"
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("gpus", "nodes", "measured_s", "model_s"), allow_empty=False,
+        _fields.check_annotated(self, positive=("gpus", "nodes", "measured_s", "model_s"), allow_empty=False,
                               maxima={"gpus": fabrics.MAX_GPUS, "nodes": fabrics.MAX_GPUS})
 
     @property

@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from .. import check, fabrics
+from .. import check
+from .. import fields as _fields
 from ..collectives import algorithm_bandwidth, bus_bandwidth, check_op
 
 
@@ -243,7 +244,7 @@ class CollectiveRun:
 
     def __post_init__(self) -> None:
         check_op(self.op)
-        fabrics._check_fields(self, positive=("world_size",))
+        _fields.check_annotated(self, positive=("world_size",))
         check.one_of("backend", self.backend, ("gloo", "nccl"))
         for i, r in enumerate(self.records):
             if not isinstance(r, Mapping) or "size_bytes" not in r or "samples_s" not in r:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .. import check, fabrics, results
+from .. import fields as _fields
 
 _RING = re.compile(r"Channel (\d+)/(\d+) :((?:\s+\d+)+)\s*$")
 _CONN = re.compile(r"Channel (\d+)(?:/\d+)? : (\d+)\[[0-9a-fx]+\] -> (\d+)\[[0-9a-fx]+\]"
@@ -44,7 +45,7 @@ class Connection:
     direction: str = ""  # "send", "receive" or "" (intra-node)
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, allow_empty=("direction",),
+        _fields.check_annotated(self, allow_empty=("direction",),
                               maxima={"channel": MAX_CHANNELS, "src": fabrics.MAX_GPUS, "dst": fabrics.MAX_GPUS})
         check.one_of("direction", self.direction, ("send", "receive", ""))
 
@@ -78,7 +79,7 @@ class NcclLog:
     connections: tuple[Connection, ...] = ()
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, maxima={"coll_channels": MAX_CHANNELS})
+        _fields.check_annotated(self, maxima={"coll_channels": MAX_CHANNELS})
         if not all(isinstance(c, Connection) for c in self.connections):
             raise TypeError("connections must be a tuple of Connection")
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check, fabrics, results
+from .. import fields as _fields
 from ..fabrics import A100_INTRA_BYTES_PER_S
 
 #: NCCL's protocols, in the order NCCL numbers them.
@@ -47,7 +48,7 @@ class Protocol:
     source: str
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("busbw_factor", "busbw_cap", "per_channel_cap"),
+        _fields.check_annotated(self, positive=("busbw_factor", "busbw_cap", "per_channel_cap"),
                               infinite=("busbw_cap", "per_channel_cap"), allow_empty=False,
                               maxima={"base_latency_s": fabrics.MAX_LATENCY_S, "nvlink_hop_s": fabrics.MAX_LATENCY_S,
                                       "net_hop_s": fabrics.MAX_LATENCY_S, "busbw_factor": 1.0})

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import check, collectives, fabrics, results, specs
+from .. import fields as _fields
 
 
 #: BERT-Large: 24 layers, hidden 1024, 16 heads, 340 M parameters [devlin2019bert]
@@ -47,7 +48,7 @@ class DataParallelStep:
     step_s: float  # compute + exposed communication
 
     def __post_init__(self) -> None:
-        fabrics._check_fields(self, positive=("gpus", "tokens_per_gpu", "compute_s", "step_s"),
+        _fields.check_annotated(self, positive=("gpus", "tokens_per_gpu", "compute_s", "step_s"),
                               maxima={"gpus": fabrics.MAX_GPUS})
 
     @property

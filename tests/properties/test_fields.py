@@ -109,3 +109,38 @@ def test_rule_makers_check_their_own_arguments(lo, width, bad_flag):
     rejects(fields.name_rule, "allowed[0]", [3])
     rejects(fields.optional_rule, "rule", "not a rule")
     assert fields.name_rule({"a": 1, "b": 2})("kind", "b") == "b"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Link:
+    gpus: int
+    rate: float
+    cap: float
+    offset: float
+    label: str
+    where: str
+    sizes: tuple[int, ...]
+    extra: dict[str, int]
+    ok: bool
+    maybe: int | None = None
+
+    def __post_init__(self) -> None:
+        fields.check_annotated(self, positive=("gpus", "rate"), signed=("offset",), maxima={"gpus": 1024},
+                               infinite=("cap",), allow_empty=("where",))
+
+
+@covers(fields.check_annotated)
+@given(st.integers(1, 1024), st.floats(1e-6, 1e12), finite_floats(), st.sampled_from(
+    ["gpus", "rate", "cap", "label", "sizes", "extra", "ok", "maybe"]), st.data())
+def test_records_checked_by_annotation_with_rules_as_arguments(gpus, rate, offset, field, data):
+    ok = dict(gpus=gpus, rate=rate, cap=math.inf, offset=offset, label="x", where="", sizes=(1, 2), extra={},
+              ok=True)
+    row = answers(_Link, **{**ok, "cap": 1.0})
+    assert row.gpus == gpus and _Link(**ok).cap == math.inf  # a cap that does not bind may be +inf
+    bad = {"gpus": bad_ints(1, 1024), "rate": bad_floats(0.0), "cap": st.sampled_from([-math.inf, -1.0, math.nan]),
+           "label": st.sampled_from(["", 3, None]), "sizes": st.sampled_from(["12", 3, None]),
+           "extra": st.sampled_from([[1], "k", None]), "ok": bad_booleans(), "maybe": st.sampled_from([-1, 1.5, "1"])}
+    rejects(_Link, field, **{**ok, field: data.draw(bad[field])})
+
+    rejects(fields.check_annotated, "positive", row, positive="gpus")
+    rejects(fields.check_annotated, "maxima", row, maxima=[("gpus", 3)])
