@@ -174,4 +174,5 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("html-page-context", _page, priority=900)
     # before sphinx-external-toc (priority 500), which writes a redirect where no index.html exists
     app.connect("build-finished", _landing, priority=400)
+    app.add_css_file("ampere-book.css", priority=800)  # every page: wide tables and equations scroll
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
